@@ -1,0 +1,59 @@
+// One MikroORM instance per database connection key. "main" holds the tenant
+// registry; without DATABASE_URL it is an embedded PGlite under the data dir.
+// Requests never use these directly: they get a fork for their tenant's schema.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { MikroORM } from '@mikro-orm/postgresql';
+import { PgliteDriver } from '@mikro-orm/pglite';
+import type { EntitySchema } from '@mikro-orm/core';
+import type { Config } from '../config.ts';
+import { VERSION_TABLE } from './schema-versions.ts';
+
+export type Orm = MikroORM;
+
+export class Databases {
+  readonly orms = new Map<string, Orm>();
+  readonly embedded: boolean;
+  #config: Config;
+  #entities: EntitySchema[];
+
+  constructor(config: Config, entities: EntitySchema[]) {
+    this.#config = config;
+    this.#entities = entities;
+    this.embedded = !config.databases.main;
+  }
+
+  async open(): Promise<void> {
+    const keys = ['main', ...Object.keys(this.#config.databases).filter((k) => k !== 'main')];
+    for (const key of keys) this.orms.set(key, await this.#init(key));
+  }
+
+  get(key: string): Orm {
+    const orm = this.orms.get(key);
+    if (!orm) throw new Error(`no database connection "${key}" is configured (DATABASE_URL_${key.toUpperCase()})`);
+    return orm;
+  }
+
+  get main(): Orm { return this.get('main'); }
+
+  async #init(key: string): Promise<Orm> {
+    const common = {
+      entities: this.#entities,
+      allowGlobalContext: false,
+      discovery: { warnWhenNoEntities: false },
+      schemaGenerator: { skipTables: [VERSION_TABLE] },
+      pool: { min: 0, max: this.#config.poolSize },
+      ensureIndexes: false,
+    };
+    const url = this.#config.databases[key];
+    if (url) return MikroORM.init({ ...common, clientUrl: url });
+    const dir = this.#config.pgliteInMemory ? 'memory://' : join(this.#config.dataDir, 'pglite');
+    if (dir !== 'memory://') mkdirSync(dir, { recursive: true });
+    return MikroORM.init({ ...common, driver: PgliteDriver, dbName: dir } as never);
+  }
+
+  async close(): Promise<void> {
+    for (const orm of this.orms.values()) await orm.close(true);
+    this.orms.clear();
+  }
+}

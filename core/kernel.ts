@@ -1,0 +1,65 @@
+// The kernel without HTTP: manifests → entity models → databases → tenant
+// registry → migrations. The server, the scripts and the tests all start here.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Config } from './config.ts';
+import { loadManifests, type LoadedManifest } from './manifest/loader.ts';
+import type { Manifest } from './manifest/schema.ts';
+import { buildEntityModels } from './model/entity-builder.ts';
+import type { EntityModel } from './model/entity-model.ts';
+import { Databases } from './db/databases.ts';
+import { moduleVersions, schemaDigest, type ModuleVersion } from './db/schema-versions.ts';
+import { TenantRegistry } from './tenancy/registry.ts';
+import { PermissionCatalog } from './access/permission-catalog.ts';
+import type { PluginModule } from './plugin-api.ts';
+
+export interface LoadedModule extends LoadedManifest { plugin?: PluginModule }
+
+export interface Kernel {
+  config: Config;
+  modules: LoadedModule[];
+  models: Map<string, EntityModel>;
+  versions: ModuleVersion[];
+  digest: string;
+  dbs: Databases;
+  tenants: TenantRegistry;
+  permissions: PermissionCatalog;
+  model(name: string): EntityModel;
+  close(): Promise<void>;
+}
+
+async function loadPlugin(config: Config, manifest: Manifest): Promise<PluginModule | undefined> {
+  const file = join(config.pluginsDir, manifest.id, 'index.ts');
+  return existsSync(file) ? await import(pathToFileURL(file).href) as PluginModule : undefined;
+}
+
+export async function openKernel(config: Config): Promise<Kernel> {
+  const loaded = await loadManifests(config.manifestsDir);
+  const modules: LoadedModule[] = [];
+  for (const l of loaded) modules.push({ ...l, plugin: await loadPlugin(config, l.manifest) });
+  const manifests = modules.map((m) => m.manifest);
+  const models = new Map(buildEntityModels(manifests).map((m) => [m.name, m]));
+  const versions = moduleVersions(manifests);
+  const dbs = new Databases(config, [...models.values()].map((m) => m.schema));
+  await dbs.open();
+  const tenants = new TenantRegistry(dbs);
+  try {
+    await tenants.ensure();
+  } catch (err) {
+    await dbs.close();
+    throw err;
+  }
+  return {
+    config, modules, models, versions,
+    digest: schemaDigest(versions),
+    dbs, tenants,
+    permissions: new PermissionCatalog(manifests),
+    model(name) {
+      const m = models.get(name);
+      if (!m) throw new Error(`no module declares entity "${name}"`);
+      return m;
+    },
+    close: () => dbs.close(),
+  };
+}

@@ -1,0 +1,115 @@
+// The manifest format, declared once. The JSON Schema published for editors
+// (manifests/manifest.schema.json) is generated from this file by
+// `npm run manifest:schema`, and the loader validates against the same object.
+import { Type, type Static } from 'typebox';
+
+const Name = (pattern: string, description: string) => Type.String({ pattern, description });
+const ModuleId = Name('^[a-z][a-z0-9-]{1,30}$', 'module id: lower-case letters, digits and dashes');
+const EntityName = Name('^[A-Z][A-Za-z0-9]{1,40}$', 'entity name: singular PascalCase');
+const FieldName = Name('^[a-z][A-Za-z0-9]{0,40}$', 'field name: camelCase');
+const PermissionCode = Name('^[a-z][a-z0-9-]*:[a-z][a-z0-9-]*:[a-z][a-z0-9-]*$', 'permission code: <area>:<name>:<verb>');
+const ApiPath = Name('^(/[a-z0-9:_{}-]+)+$', 'URL path; :param segments for parameters');
+const OneOrMany = (s: ReturnType<typeof Type.String>) => Type.Union([s, Type.Array(s, { minItems: 1 })]);
+
+export const FieldTypes = ['string', 'text', 'integer', 'decimal', 'boolean', 'date', 'datetime', 'enum', 'json', 'ref'] as const;
+
+export const FieldSchema = Type.Object({
+  type: Type.Union(FieldTypes.map((t) => Type.Literal(t)), { description: 'storage and API type' }),
+  label: Type.Optional(Type.String({ description: 'human label for forms and list columns' })),
+  description: Type.Optional(Type.String()),
+  required: Type.Optional(Type.Boolean({ description: 'must be given on create and PUT; never null' })),
+  default: Type.Optional(Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()], { description: 'value stored when a create omits the field' })),
+  maxLength: Type.Optional(Type.Integer({ minimum: 1, maximum: 10485760 })),
+  minLength: Type.Optional(Type.Integer({ minimum: 0 })),
+  pattern: Type.Optional(Type.String({ description: 'string: regular expression the value must match' })),
+  minimum: Type.Optional(Type.Number()),
+  maximum: Type.Optional(Type.Number()),
+  precision: Type.Optional(Type.Integer({ minimum: 1, maximum: 38, description: 'decimal: total digits (default 12)' })),
+  scale: Type.Optional(Type.Integer({ minimum: 0, maximum: 20, description: 'decimal: digits after the point (default 2)' })),
+  values: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, uniqueItems: true, description: 'enum: allowed values' })),
+  entity: Type.Optional(Type.String({ description: 'ref: the referenced entity name' })),
+  onDelete: Type.Optional(Type.Union([Type.Literal('restrict'), Type.Literal('cascade'), Type.Literal('setNull')], { description: 'ref: what deleting the referenced row does (default restrict: 409)' })),
+  unique: Type.Optional(Type.Boolean({ description: 'unique within the scope (company or tenant)' })),
+  index: Type.Optional(Type.Boolean()),
+  translatable: Type.Optional(Type.Boolean({ description: 'string/text stored per language' })),
+  filter: Type.Optional(Type.Boolean({ description: 'offered as a list query parameter' })),
+  sort: Type.Optional(Type.Boolean({ description: 'allowed in the list sort parameter' })),
+  search: Type.Optional(Type.Boolean({ description: 'matched by the list search parameter' })),
+  internal: Type.Optional(Type.Boolean({ description: 'stored but never read or written through the API' })),
+  widget: Type.Optional(Type.String({ description: 'console hint: input widget' })),
+}, { additionalProperties: false });
+
+export const EntitySchema = Type.Object({
+  name: EntityName,
+  label: Type.Optional(Type.String()),
+  description: Type.Optional(Type.String()),
+  scope: Type.Union([Type.Literal('tenant'), Type.Literal('company')], { description: 'tenant: one set per tenant; company: rows belong to the request company' }),
+  table: Type.Optional(Name('^[a-z][a-z0-9_]{1,50}$', 'table name (default: <module>_<plural snake case>)')),
+  fields: Type.Record(Type.String(), FieldSchema, { description: 'fields by camelCase name' }),
+  unique: Type.Optional(Type.Array(Type.Array(FieldName, { minItems: 2 }), { description: 'composite unique keys' })),
+  listColumns: Type.Optional(Type.Array(FieldName, { description: 'console hint: columns of the list page' })),
+  defaultSort: Type.Optional(Type.String({ description: 'sort applied when a list asks for none, e.g. "name,-createdAt"' })),
+}, { additionalProperties: false });
+
+export const GrantSchema = Type.Object({
+  action: OneOrMany(Type.String({ pattern: '^[a-z][a-zA-Z]*$' })),
+  subject: OneOrMany(Type.String({ pattern: '^([A-Z][A-Za-z0-9]*|all)$' })),
+  conditions: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'CASL conditions on scalar fields; "${user.id}" and "${user.companyIds}" bind the caller' })),
+  fields: Type.Optional(Type.Array(Type.String())),
+  inverted: Type.Optional(Type.Boolean()),
+}, { additionalProperties: false });
+
+export const PermissionSchema = Type.Object({
+  code: PermissionCode,
+  description: Type.String({ minLength: 1 }),
+  grants: Type.Array(GrantSchema, { minItems: 1 }),
+}, { additionalProperties: false });
+
+export const CrudRouteSchema = Type.Object({
+  entity: Type.String({ description: 'generate list, read, create, PUT, PATCH and delete for this entity' }),
+  path: ApiPath,
+  operations: Type.Optional(Type.Array(Type.Union(['list', 'read', 'create', 'replace', 'update', 'delete'].map((o) => Type.Literal(o))), { uniqueItems: true })),
+  admin: Type.Optional(Type.Boolean({ description: 'authenticate → requireRole → requireAdmin before the ability check' })),
+}, { additionalProperties: false });
+
+export const CustomRouteSchema = Type.Object({
+  method: Type.Union(['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].map((m) => Type.Literal(m))),
+  path: ApiPath,
+  handler: Type.String({ pattern: '^[a-z][A-Za-z0-9]*$', description: 'export of plugins/<module>/index.ts' }),
+  summary: Type.String(),
+  access: Type.Object({ action: Type.String(), subject: Type.String() }, { additionalProperties: false }),
+  admin: Type.Optional(Type.Boolean()),
+  schema: Type.Optional(Type.Object({
+    params: Type.Optional(Type.Unknown()),
+    querystring: Type.Optional(Type.Unknown()),
+    body: Type.Optional(Type.Unknown()),
+    response: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  }, { additionalProperties: false })),
+}, { additionalProperties: false });
+
+export const MenuSchema = Type.Object({
+  label: Type.String(),
+  path: Type.String({ pattern: '^/' }),
+  permission: PermissionCode,
+  icon: Type.Optional(Type.String()),
+}, { additionalProperties: false });
+
+export const ManifestSchema = Type.Object({
+  $schema: Type.Optional(Type.String()),
+  id: ModuleId,
+  name: Type.String({ minLength: 1 }),
+  version: Type.String({ pattern: '^\\d+\\.\\d+\\.\\d+$', description: 'semantic version of the module' }),
+  description: Type.Optional(Type.String()),
+  dependsOn: Type.Optional(Type.Array(ModuleId, { uniqueItems: true })),
+  permissions: Type.Optional(Type.Array(PermissionSchema)),
+  entities: Type.Optional(Type.Array(EntitySchema)),
+  routes: Type.Optional(Type.Array(Type.Union([CrudRouteSchema, CustomRouteSchema]))),
+  menu: Type.Optional(Type.Array(MenuSchema)),
+}, { additionalProperties: false, $id: 'https://plinth.dev/schemas/manifest-1.json', title: 'Plinth module manifest' });
+
+export type Manifest = Static<typeof ManifestSchema>;
+export type ManifestEntity = Static<typeof EntitySchema>;
+export type ManifestField = Static<typeof FieldSchema>;
+export type ManifestPermission = Static<typeof PermissionSchema>;
+export type CrudRoute = Static<typeof CrudRouteSchema>;
+export type CustomRoute = Static<typeof CustomRouteSchema>;

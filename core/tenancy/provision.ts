@@ -1,0 +1,49 @@
+// Provisioning a tenant: registry row, schema and tables, built-in roles, first
+// company and first admin user. Idempotent: running it again changes nothing
+// that exists (an existing admin keeps their password).
+import type { Kernel } from '../kernel.ts';
+import { hashPassword } from '../auth/passwords.ts';
+import { ADMIN_ROLE, MEMBER_ROLE } from '../access/role-directory.ts';
+import { migrateTenant } from './migrate-tenants.ts';
+import { isTenantId, type Tenant } from './registry.ts';
+
+export interface ProvisionInput {
+  id: string;
+  name: string;
+  connectionKey?: string;
+  defaultLanguage?: string;
+  company: { code: string; name: string };
+  admin: { email: string; name: string; password: string };
+}
+
+export interface ProvisionResult { tenant: Tenant; companyId: string; adminUserId: string; created: boolean }
+
+type Row = Record<string, any>;
+
+export async function provisionTenant(kernel: Kernel, input: ProvisionInput): Promise<ProvisionResult> {
+  if (!isTenantId(input.id)) throw new Error(`invalid tenant id "${input.id}"`);
+  const connectionKey = input.connectionKey ?? 'main';
+  kernel.dbs.get(connectionKey);
+  const existed = !!(await kernel.tenants.find(input.id));
+  const tenant = await kernel.tenants.insert({
+    id: input.id, name: input.name, connectionKey, defaultLanguage: input.defaultLanguage ?? kernel.config.defaultLanguage,
+  });
+  if (tenant.schemaDigest !== kernel.digest) await migrateTenant(kernel, tenant);
+  const em = kernel.dbs.get(tenant.connectionKey).em.fork({ schema: tenant.schema });
+  const E = (n: string) => kernel.model(n).schema;
+  const passwordHash = await hashPassword(input.admin.password);
+  return em.transactional(async (tem) => {
+    const upsert = async (entity: string, where: Row, data: Row): Promise<Row> =>
+      (await tem.findOne(E(entity), where) as Row | null) ?? tem.create(E(entity), { ...where, ...data } as never) as Row;
+    const admin = await upsert('Role', { name: ADMIN_ROLE }, { description: 'Full access: every permission, passes requireAdmin', builtIn: true, permissions: [] });
+    await upsert('Role', { name: MEMBER_ROLE }, { description: 'Signed-in member; holds no permission until given', builtIn: true, permissions: [] });
+    const company = await upsert('Company', { code: input.company.code }, { name: { [tenant.defaultLanguage]: input.company.name }, isActive: true });
+    const user = await upsert('User', { email: input.admin.email.trim().toLowerCase() }, {
+      name: input.admin.name, passwordHash, isActive: true, primaryCompanyId: company.id,
+    });
+    await upsert('UserRole', { userId: user.id, roleId: admin.id }, {});
+    await upsert('UserCompany', { userId: user.id, companyId: company.id }, {});
+    await tem.flush();
+    return { tenant, companyId: company.id, adminUserId: user.id, created: !existed };
+  });
+}
