@@ -34,6 +34,11 @@ export class AbilityFactory {
     return compiled.shared ?? createMongoAbility(PermissionCatalog.bind(compiled.rules, caller));
   }
 
+  /** The permission codes a role set holds in a tenant. */
+  codes(tenantId: string, roleNames: string[]): Promise<string[]> {
+    return this.#roles.codesFor(tenantId, roleNames);
+  }
+
   /** Forget compiled abilities of a tenant (its roles changed). */
   invalidate(tenantId: string): void {
     for (const key of this.#compiled.keys()) if (key.startsWith(`${tenantId}|`)) this.#compiled.delete(key);

@@ -14,7 +14,7 @@ const OneOrMany = (s: ReturnType<typeof Type.String>) => Type.Union([s, Type.Arr
 export const FieldTypes = ['string', 'text', 'integer', 'decimal', 'boolean', 'date', 'datetime', 'enum', 'json', 'ref'] as const;
 
 export const FieldSchema = Type.Object({
-  type: Type.Union(FieldTypes.map((t) => Type.Literal(t)), { description: 'storage and API type' }),
+  type: Type.Enum(FieldTypes, { description: 'storage and API type' }),
   label: Type.Optional(Type.String({ description: 'human label for forms and list columns' })),
   description: Type.Optional(Type.String()),
   required: Type.Optional(Type.Boolean({ description: 'must be given on create and PUT; never null' })),
@@ -68,12 +68,12 @@ export const PermissionSchema = Type.Object({
 export const CrudRouteSchema = Type.Object({
   entity: Type.String({ description: 'generate list, read, create, PUT, PATCH and delete for this entity' }),
   path: ApiPath,
-  operations: Type.Optional(Type.Array(Type.Union(['list', 'read', 'create', 'replace', 'update', 'delete'].map((o) => Type.Literal(o))), { uniqueItems: true })),
+  operations: Type.Optional(Type.Array(Type.Enum(['list', 'read', 'create', 'replace', 'update', 'delete']), { uniqueItems: true, description: 'default: all six' })),
   admin: Type.Optional(Type.Boolean({ description: 'authenticate → requireRole → requireAdmin before the ability check' })),
 }, { additionalProperties: false });
 
 export const CustomRouteSchema = Type.Object({
-  method: Type.Union(['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].map((m) => Type.Literal(m))),
+  method: Type.Enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']),
   path: ApiPath,
   handler: Type.String({ pattern: '^[a-z][A-Za-z0-9]*$', description: 'export of plugins/<module>/index.ts' }),
   summary: Type.String(),

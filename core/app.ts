@@ -1,0 +1,66 @@
+// The HTTP application: infrastructure first (validation, problems, OpenAPI,
+// rate limit, the request pipeline), then kernel routes, then each module's
+// routes in dependency order.
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import rateLimit from '@fastify/rate-limit';
+import { randomUUID } from 'node:crypto';
+import type { Kernel } from './kernel.ts';
+import { TokenService } from './auth/tokens.ts';
+import { AbilityFactory } from './access/abilities.ts';
+import { RoleDirectory } from './access/role-directory.ts';
+import { installValidators } from './http/validation.ts';
+import { installProblemHandling, ProblemSchema } from './http/problem.ts';
+import { installOpenApi } from './http/openapi.ts';
+import { installRequestContext } from './http/request-context.ts';
+import { registerAuthRoutes } from './http/auth-routes.ts';
+import { registerPlatformRoutes } from './http/platform-routes.ts';
+import { registerHealthRoutes } from './http/health-routes.ts';
+import { entitySchemas, registerModuleRoutes } from './http/module-routes.ts';
+import { httpError } from './errors.ts';
+import { loggerOptions, installRequestLog } from './logging.ts';
+
+export interface AppOptions { logger?: boolean | Record<string, unknown> }
+
+declare module 'fastify' {
+  interface FastifyInstance { kernel: Kernel; abilities: AbilityFactory; tokens: TokenService }
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+export async function buildApp(kernel: Kernel, opts: AppOptions = {}): Promise<FastifyInstance> {
+  const { config } = kernel;
+  const app = Fastify({
+    logger: opts.logger === false ? false : loggerOptions(config.logLevel, opts.logger),
+    // one line per request, written by installRequestLog once tenant and user are known
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: config.bodyLimit,
+    requestIdHeader: 'x-request-id',
+    genReqId: (req) => { const h = req.headers['x-request-id']; return typeof h === 'string' && REQUEST_ID.test(h) ? h : randomUUID(); },
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+  });
+  const tokens = new TokenService(config.jwtSecret, config.accessTokenTtlSeconds, config.refreshTokenTtlSeconds);
+  const abilities = new AbilityFactory(kernel.permissions, new RoleDirectory(kernel));
+  app.decorate('kernel', kernel);
+  app.decorate('abilities', abilities);
+  app.decorate('tokens', tokens);
+
+  const shared = [ProblemSchema, ...kernel.modules.flatMap((m) => entitySchemas(kernel, m))];
+  installProblemHandling(app);
+  for (const s of shared.slice(1)) app.addSchema(s);
+  installRequestLog(app);
+  await installOpenApi(app, kernel);
+  await app.register(rateLimit, {
+    global: true, hook: 'preHandler', max: config.rateLimit.max, timeWindow: config.rateLimit.windowMs,
+    keyGenerator: (request) => request.caller ? `${request.caller.tid}:${request.caller.sub}` : request.ip,
+    errorResponseBuilder: (_request, ctx) => httpError('RATE_LIMITED', `limit of ${ctx.max} requests per ${ctx.after} reached`),
+  });
+  installRequestContext(app, kernel, tokens, abilities);
+  registerHealthRoutes(app, kernel);
+  registerAuthRoutes(app, kernel, tokens, abilities);
+  registerPlatformRoutes(app, kernel);
+  for (const module of kernel.modules) registerModuleRoutes(app, kernel, module);
+  // Validators compile when the app is ready; by then every shared schema is added.
+  installValidators(app, () => Object.values(app.getSchemas()) as never[]);
+  return app;
+}

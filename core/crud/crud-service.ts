@@ -1,0 +1,190 @@
+// Generic CRUD over one entity model, inside the caller's tenant schema
+// (request.em), company and ability. Reads only ever see rows the company
+// scope and the ability's conditions allow; writes lock the row, honour
+// If-Match and the optimistic-lock version, so no write is silently lost.
+import { LockMode, raw, type EntityManager } from '@mikro-orm/core';
+import { subject as asSubject } from '@casl/ability';
+import type { EntityModel } from '../model/entity-model.ts';
+import { accessFilter, type Ability } from '../access/abilities.ts';
+import { httpError, type FieldError } from '../errors.ts';
+import { isRangeType } from '../http/entity-schemas.ts';
+import { mergeTranslations, rowMapper, type Dto, type ReadOptions, type Row } from './row-mapper.ts';
+import { decimalBoundErrors, referenceErrors, storableErrors } from './body-checks.ts';
+import type { Translations } from '../i18n.ts';
+
+export interface CrudContext {
+  em: EntityManager;
+  ability: Ability;
+  companyId: string | null;
+  read: ReadOptions;
+  /** language a plain-string write of a translatable field is stored under */
+  writeLanguage: string;
+}
+
+export interface ListQuery { page?: number; size?: number; sort?: string; search?: string; [filter: string]: unknown }
+export interface Page { items: Dto[]; page: number; size: number; total: number }
+
+type Where = Record<string, unknown>;
+
+export class CrudService {
+  readonly model: EntityModel;
+  readonly toDto: ReturnType<typeof rowMapper>;
+  #models: Map<string, EntityModel>;
+
+  constructor(model: EntityModel, models: Map<string, EntityModel>) {
+    this.model = model;
+    this.#models = models;
+    this.toDto = rowMapper(model);
+  }
+
+  /** Company scope ∧ the ability's conditions for the action; null when no row can qualify. */
+  scopeFilter(ctx: CrudContext, action: string): Where | null {
+    const access = accessFilter(ctx.ability, action, this.model.name);
+    if (access === null) return null;
+    const parts: Where[] = [];
+    if (this.model.scope === 'company') parts.push({ companyId: ctx.companyId });
+    if (Object.keys(access).length) parts.push(access);
+    return parts.length === 1 ? parts[0] : { $and: parts };
+  }
+
+  async list(ctx: CrudContext, q: ListQuery, languagesUsed?: Set<string>): Promise<Page> {
+    const page = q.page ?? 1;
+    const size = q.size ?? 50;
+    const scope = this.scopeFilter(ctx, 'read');
+    if (scope === null) return { items: [], page, size, total: 0 };
+    const where = [scope, ...this.#filters(q)];
+    const [rows, total] = await ctx.em.findAndCount(this.model.schema, where.length === 1 ? where[0] : { $and: where }, {
+      orderBy: this.#orderBy(q.sort ?? this.model.defaultSort, ctx.read.prefs[0]) as never,
+      limit: size, offset: (page - 1) * size,
+    });
+    return { items: (rows as Row[]).map((r) => this.toDto(r, ctx.read, languagesUsed)), page, size, total };
+  }
+
+  async read(ctx: CrudContext, id: string): Promise<Row> {
+    return this.#load(ctx.em, ctx, id, false);
+  }
+
+  async create(ctx: CrudContext, body: Record<string, unknown>): Promise<Row> {
+    await this.#check(ctx, body);
+    const data: Row = {};
+    for (const f of this.model.fields) {
+      if (f.translatable) continue;
+      if (body[f.name] !== undefined) data[f.name] = body[f.name];
+      else if (f.default !== undefined) data[f.name] = f.default;
+    }
+    this.#applyTranslations(ctx, data, undefined, body, false);
+    this.#requireTranslations(data);
+    if (this.model.scope === 'company') data.companyId = ctx.companyId;
+    if (!ctx.ability.can('create', asSubject(this.model.name, { ...data }))) throw httpError('FORBIDDEN', `not allowed to create this ${this.model.name}`);
+    const row = ctx.em.create(this.model.schema, data as never) as Row;
+    await ctx.em.flush();
+    return row;
+  }
+
+  async update(ctx: CrudContext, id: string, body: Record<string, unknown>, opts: { ifMatch?: string; replace: boolean }): Promise<Row> {
+    await this.#check(ctx, body);
+    return ctx.em.transactional(async (em) => {
+      const row = await this.#load(em, ctx, id, true);
+      checkIfMatch(opts.ifMatch, row.version);
+      this.#assertCan(ctx, 'update', row);
+      const data: Row = {};
+      for (const f of this.model.fields) if (!f.translatable && body[f.name] !== undefined) data[f.name] = body[f.name];
+      this.#applyTranslations(ctx, data, row, body, opts.replace);
+      em.assign(row, data);
+      this.#requireTranslations(row);
+      this.#assertCan(ctx, 'update', row);
+      await em.flush();
+      return row;
+    });
+  }
+
+  async remove(ctx: CrudContext, id: string, ifMatch?: string): Promise<void> {
+    await ctx.em.transactional(async (em) => {
+      const row = await this.#load(em, ctx, id, true);
+      checkIfMatch(ifMatch, row.version);
+      this.#assertCan(ctx, 'delete', row);
+      em.remove(row);
+      await em.flush();
+    });
+  }
+
+  async #load(em: EntityManager, ctx: CrudContext, id: string, forUpdate: boolean): Promise<Row> {
+    const scope = this.scopeFilter(ctx, 'read');
+    const row = scope && await em.findOne(this.model.schema, { $and: [{ id }, scope] } as never,
+      forUpdate ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {}) as Row | null;
+    if (!row) throw httpError('NOT_FOUND', `${this.model.name} ${id} does not exist`);
+    return row;
+  }
+
+  #assertCan(ctx: CrudContext, action: string, row: Row): void {
+    if (!ctx.ability.can(action, asSubject(this.model.name, { ...row }))) throw httpError('FORBIDDEN', `not allowed to ${action} this ${this.model.name}`);
+  }
+
+  async #check(ctx: CrudContext, body: Record<string, unknown>): Promise<void> {
+    const errors: FieldError[] = [...storableErrors(body), ...decimalBoundErrors(this.model, body)];
+    if (!errors.length) errors.push(...await referenceErrors(ctx.em, this.model, this.#models, body, ctx.companyId));
+    if (errors.length) throw httpError('VALIDATION_FAILED', errors.map((e) => `${e.path} ${e.message}`).join('; '), { errors });
+  }
+
+  #applyTranslations(ctx: CrudContext, data: Row, stored: Row | undefined, body: Record<string, unknown>, replace: boolean): void {
+    const perField = (body.translations ?? {}) as Record<string, Translations | undefined>;
+    for (const f of this.model.translatable) {
+      const text = body[f.name] as string | null | undefined;
+      const map = perField[f.name];
+      if (text === undefined && map === undefined && stored) continue;
+      data[f.name] = mergeTranslations(stored?.[f.name], text, map, ctx.writeLanguage, replace && (map !== undefined || text === null));
+    }
+  }
+
+  #requireTranslations(row: Row): void {
+    const errors = this.model.translatable.filter((f) => f.required && !Object.values(row[f.name] ?? {}).some((t) => typeof t === 'string' && t.length))
+      .map((f) => ({ path: `/${f.name}`, message: 'is required in at least one language' }));
+    if (errors.length) throw httpError('VALIDATION_FAILED', errors.map((e) => `${e.path} ${e.message}`).join('; '), { errors });
+  }
+
+  #filters(q: ListQuery): Where[] {
+    const out: Where[] = [];
+    for (const f of this.model.filterable) {
+      if (q[f.name] !== undefined) out.push({ [f.name]: q[f.name] });
+      if (isRangeType(f.type)) {
+        if (q[`${f.name}From`] !== undefined) out.push({ [f.name]: { $gte: q[`${f.name}From`] } });
+        if (q[`${f.name}To`] !== undefined) out.push({ [f.name]: { $lte: q[`${f.name}To`] } });
+      }
+    }
+    if (q.search) {
+      const pattern = `%${q.search.replace(/[\\%_]/g, '\\$&')}%`;
+      out.push({
+        $or: this.model.searchable.map((f) => (f.translatable
+          ? { [raw((alias: string) => `exists (select 1 from jsonb_each_text(${alias}."${f.column}") t where t.value ilike ?)`, [pattern])]: [] }
+          : { [f.name]: { $ilike: pattern } })),
+      });
+    }
+    return out;
+  }
+
+  #orderBy(sort: string, lang: string): Record<string, 'asc' | 'desc'>[] {
+    const order: Record<string, 'asc' | 'desc'>[] = [];
+    for (const part of sort.split(',')) {
+      const desc = part.startsWith('-');
+      const name = desc ? part.slice(1) : part;
+      if (!this.model.sortable.has(name)) {
+        throw httpError('VALIDATION_FAILED', `cannot sort by "${name}"`, { errors: [{ path: '/sort', message: `sortable fields: ${[...this.model.sortable].join(', ')}` }] });
+      }
+      const f = this.model.byName.get(name);
+      const key = f?.translatable ? raw((alias: string) => `${alias}."${f.column}"->>'${lang.replace(/[^a-zA-Z0-9-]/g, '')}'`) as unknown as string : name;
+      order.push({ [key]: desc ? 'desc' : 'asc' });
+    }
+    order.push({ id: 'asc' });
+    return order;
+  }
+}
+
+/** If-Match: "*" or a list of strong ETags; a mismatch is 412. */
+export function checkIfMatch(header: string | undefined, version: number): void {
+  if (header === undefined) return;
+  const tags = header.split(',').map((t) => t.trim());
+  if (tags.includes('*') || tags.includes(etag(version))) return;
+  throw httpError('PRECONDITION_FAILED', `If-Match ${header} does not match the current version ${etag(version)}`);
+}
+
+export const etag = (version: number) => `"${version}"`;

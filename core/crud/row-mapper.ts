@@ -1,0 +1,50 @@
+// Entity row ↔ API shape. Built once per model: resolves translatable fields to
+// one language, drops internal fields, and merges written text into the
+// language map so no other language is lost.
+import type { EntityModel } from '../model/entity-model.ts';
+import { pick, type Translations } from '../i18n.ts';
+
+export interface ReadOptions {
+  /** languages in order of preference, tenant default last */
+  prefs: string[];
+  /** false, true (every language) or the languages asked for */
+  translations: boolean | string[];
+}
+
+export type Row = Record<string, any>;
+export type Dto = Record<string, unknown>;
+
+export function rowMapper(model: EntityModel) {
+  const plain = model.fields.filter((f) => !f.translatable).map((f) => f.name);
+  const translatable = model.translatable.map((f) => f.name);
+  const company = model.scope === 'company';
+  return (row: Row, opts: ReadOptions, used?: Set<string>): Dto => {
+    const dto: Dto = { id: row.id };
+    if (company) dto.companyId = row.companyId;
+    for (const name of plain) dto[name] = row[name] ?? null;
+    for (const name of translatable) {
+      const { text, lang } = pick(row[name], opts.prefs);
+      dto[name] = text;
+      if (lang) used?.add(lang);
+    }
+    dto.createdAt = row.createdAt;
+    dto.updatedAt = row.updatedAt;
+    dto.version = row.version;
+    if (opts.translations && translatable.length) {
+      const only = Array.isArray(opts.translations) ? new Set(opts.translations.map((l) => l.toLowerCase())) : null;
+      dto.translations = Object.fromEntries(translatable.map((name) => {
+        const all: Translations = row[name] ?? {};
+        return [name, only ? Object.fromEntries(Object.entries(all).filter(([l]) => only.has(l))) : all];
+      }));
+    }
+    return dto;
+  };
+}
+
+/** Merges a write's text into a stored language map: a string goes under `lang`, a map merges, null clears. */
+export function mergeTranslations(stored: Translations | null | undefined, text: string | null | undefined, perLanguage: Translations | undefined, lang: string, clear: boolean): Translations {
+  const out: Translations = clear ? {} : { ...(stored ?? {}) };
+  if (perLanguage) Object.assign(out, Object.fromEntries(Object.entries(perLanguage).map(([l, t]) => [l.toLowerCase(), t])));
+  if (typeof text === 'string') out[lang] = text;
+  return out;
+}

@@ -1,0 +1,138 @@
+// Login, refresh (rotating; reuse of a rotated token revokes its family),
+// logout and me. Access tokens are JWTs; refresh tokens are opaque and stored hashed.
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import type { Kernel } from '../kernel.ts';
+import { Identity } from '../auth/identity.ts';
+import { verifyPassword } from '../auth/passwords.ts';
+import { tenantOfRefreshToken, type Claims, type TokenService } from '../auth/tokens.ts';
+import { ADMIN_ROLE } from '../access/role-directory.ts';
+import type { AbilityFactory } from '../access/abilities.ts';
+import { httpError } from '../errors.ts';
+import { problemResponses } from './problem.ts';
+import { TENANT_ID_PATTERN } from '../tenancy/registry.ts';
+
+const TokenPair = Type.Object({
+  accessToken: Type.String(),
+  tokenType: Type.Literal('Bearer'),
+  expiresIn: Type.Integer({ description: 'seconds until the access token expires' }),
+  refreshToken: Type.String({ description: 'opaque; rotates on every refresh' }),
+  refreshExpiresIn: Type.Integer(),
+}, { $id: 'AuthTokens', additionalProperties: false });
+
+const Me = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  email: Type.String(),
+  name: Type.String(),
+  tenant: Type.String(),
+  roles: Type.Array(Type.String()),
+  isAdmin: Type.Boolean(),
+  permissions: Type.Array(Type.String(), { description: 'permission codes the caller holds' }),
+  companies: Type.Array(Type.Object({ id: Type.String({ format: 'uuid' }), code: Type.String(), name: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: false })),
+  companyId: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], { description: 'the company context of this request' }),
+}, { $id: 'AuthMe', additionalProperties: false });
+
+const Login = Type.Object({
+  tenant: Type.String({ pattern: TENANT_ID_PATTERN, maxLength: 40 }),
+  email: Type.String({ minLength: 3, maxLength: 254 }),
+  password: Type.String({ minLength: 1, maxLength: 1024 }),
+}, { $id: 'AuthLogin', additionalProperties: false });
+
+const RefreshBody = Type.Object({ refreshToken: Type.String({ minLength: 10, maxLength: 200 }) }, { $id: 'AuthRefresh', additionalProperties: false });
+const LogoutBody = Type.Object({ refreshToken: Type.Optional(Type.String({ minLength: 10, maxLength: 200 })) }, { $id: 'AuthLogout', additionalProperties: false });
+
+export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens: TokenService, abilities: AbilityFactory): void {
+  const identity = new Identity(kernel);
+  for (const s of [TokenPair, Me, Login, RefreshBody, LogoutBody]) app.addSchema(s);
+  const tags = ['Auth'];
+
+  const issue = async (em: Parameters<Identity['claimsFor']>[0], claims: Claims, family: string | null) => {
+    const refresh = tokens.newRefreshToken(claims.tid);
+    await identity.storeRefreshToken(em, claims.sub, refresh.hash, family);
+    return { accessToken: tokens.signAccess(claims), tokenType: 'Bearer' as const, expiresIn: tokens.accessTtlSeconds, refreshToken: refresh.token, refreshExpiresIn: tokens.refreshTtlSeconds };
+  };
+  const tenantEm = (t: { connectionKey: string; schema: string }) => kernel.dbs.get(t.connectionKey).em.fork({ schema: t.schema });
+
+  app.post('/api/auth/login', {
+    config: { access: { auth: 'public' }, rateLimit: { max: 20, timeWindow: 60_000, keyGenerator: (r: { ip: string }) => `login:${r.ip}` } },
+    schema: {
+      operationId: 'authLogin', tags, summary: 'Log in with tenant, e-mail and password', security: [],
+      body: Type.Ref('AuthLogin'), response: { 200: Type.Ref('AuthTokens'), ...problemResponses([400, 401, 403, 429, 500]) },
+    },
+  }, async (request) => {
+    const { tenant: tenantId, email, password } = request.body as { tenant: string; email: string; password: string };
+    const tenant = await kernel.tenants.find(tenantId);
+    const em = tenant ? tenantEm(tenant) : null;
+    const user = em ? await identity.userByEmail(em, email) : null;
+    const ok = await verifyPassword(password, user?.passwordHash);
+    if (!ok || !user || !user.isActive || !tenant || !em) throw httpError('INVALID_CREDENTIALS');
+    if (tenant.status !== 'active') throw httpError('TENANT_UNAVAILABLE', `tenant ${tenant.id} is ${tenant.status}`);
+    return issue(em, await identity.claimsFor(em, tenant.id, user), null);
+  });
+
+  app.post('/api/auth/refresh', {
+    config: { access: { auth: 'public' } },
+    schema: {
+      operationId: 'authRefresh', tags, summary: 'Exchange a refresh token for new tokens (the old one stops working)', security: [],
+      body: Type.Ref('AuthRefresh'), response: { 200: Type.Ref('AuthTokens'), ...problemResponses([400, 401, 403, 429, 500]) },
+    },
+  }, async (request) => {
+    const { refreshToken } = request.body as { refreshToken: string };
+    const tenantId = tenantOfRefreshToken(refreshToken);
+    const tenant = tenantId ? await kernel.tenants.find(tenantId) : undefined;
+    if (!tenant) throw httpError('UNAUTHENTICATED', 'unknown refresh token');
+    if (tenant.status !== 'active') throw httpError('TENANT_UNAVAILABLE', `tenant ${tenant.id} is ${tenant.status}`);
+    const em = tenantEm(tenant);
+    const stored = await identity.findRefreshToken(em, refreshToken);
+    if (!stored) throw httpError('UNAUTHENTICATED', 'unknown refresh token');
+    if (stored.revokedAt || !(await identity.consumeRefreshToken(em, stored.id))) {
+      await identity.revokeFamily(em, stored.family);
+      throw httpError('TOKEN_REUSED');
+    }
+    if (stored.expiresAt.getTime() < Date.now()) throw httpError('UNAUTHENTICATED', 'the refresh token expired; log in again');
+    const user = await identity.userById(em, stored.userId);
+    if (!user?.isActive) throw httpError('UNAUTHENTICATED', 'the user is no longer active');
+    return issue(em, await identity.claimsFor(em, tenant.id, user), stored.family);
+  });
+
+  app.post('/api/auth/logout', {
+    config: { access: { auth: 'user' } },
+    schema: {
+      operationId: 'authLogout', tags, summary: 'Revoke a refresh token family (or, without one, every refresh token of the caller)',
+      security: [{ bearerAuth: [] }], body: Type.Ref('AuthLogout'),
+      response: { 204: { description: 'Logged out', type: 'null' }, ...problemResponses([400, 401, 403, 429, 500]) },
+    },
+  }, async (request, reply) => {
+    const { refreshToken } = (request.body ?? {}) as { refreshToken?: string };
+    const em = request.em!;
+    if (refreshToken) {
+      const stored = await identity.findRefreshToken(em, refreshToken);
+      if (stored && stored.userId === request.caller!.sub) await identity.revokeFamily(em, stored.family);
+    } else {
+      await identity.revokeAllOf(em, request.caller!.sub);
+    }
+    return reply.code(204).send();
+  });
+
+  app.get('/api/auth/me', {
+    config: { access: { auth: 'user' } },
+    schema: {
+      operationId: 'authMe', tags, summary: 'The caller: roles, permissions, companies and company context',
+      security: [{ bearerAuth: [] }], response: { 200: Type.Ref('AuthMe'), ...problemResponses([400, 401, 403, 429, 500]) },
+    },
+  }, async (request) => {
+    const claims = request.caller!;
+    const em = request.em!;
+    const user = await identity.userById(em, claims.sub);
+    if (!user) throw httpError('UNAUTHENTICATED', 'the user no longer exists');
+    const companies = await identity.companiesOf(em, user.id);
+    const lang = request.tenant!.defaultLanguage;
+    const permissions = claims.rol.includes(ADMIN_ROLE) ? kernel.permissions.all() : [...new Set((await abilities.codes(request.tenant!.id, claims.rol)))];
+    return {
+      id: user.id, email: user.email, name: user.name, tenant: claims.tid, roles: claims.rol, isAdmin: claims.rol.includes(ADMIN_ROLE),
+      permissions: permissions.sort(),
+      companies: companies.map((c) => ({ id: c.id, code: c.code, name: c.name?.[lang] ?? Object.values(c.name ?? {})[0] ?? null })),
+      companyId: request.companyId,
+    };
+  });
+}

@@ -1,0 +1,163 @@
+// Generated routes for a manifest's CRUD declaration: list, read, create, PUT,
+// PATCH, delete, and 405 for methods a path does not have. Each route declares
+// its access (the pipeline checks it) and its schemas (validation, OpenAPI and
+// serialisation all come from them).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type, type TSchema } from 'typebox';
+import type { Kernel } from '../kernel.ts';
+import type { CrudRoute } from '../manifest/schema.ts';
+import type { EntityModel } from '../model/entity-model.ts';
+import { CrudService, etag, type CrudContext } from '../crud/crud-service.ts';
+import { languagePreference, writeLanguage } from '../i18n.ts';
+import { httpError } from '../errors.ts';
+import { problemResponses } from './problem.ts';
+import { TRANSLATIONS_PARAM, listQuerySchema, schemaId } from './entity-schemas.ts';
+import type { RouteAccess } from './request-context.ts';
+
+type Op = NonNullable<CrudRoute['operations']>[number];
+const ALL_OPS: Op[] = ['list', 'read', 'create', 'replace', 'update', 'delete'];
+
+const pascal = (s: string) => s.split(/[-_]/).map((p) => p[0].toUpperCase() + p.slice(1)).join('');
+const IdParams = Type.Object({ id: Type.String({ format: 'uuid', description: 'UUIDv7 id' }) }, { additionalProperties: false });
+const ItemQuery = Type.Object({ translations: Type.Optional(TRANSLATIONS_PARAM) }, { additionalProperties: false });
+
+function headerSchema(model: EntityModel, write: boolean) {
+  const h: Record<string, unknown> = {
+    'x-company-id': Type.Optional(Type.String({ format: 'uuid', description: 'company context; default: the caller\'s primary company' })),
+  };
+  if (model.translatable.length) {
+    h['accept-language'] = Type.Optional(Type.String({ description: 'language of translatable fields in the response' }));
+    if (write) h['content-language'] = Type.Optional(Type.String({ description: 'language plain-string translatable values are stored under' }));
+  }
+  return Type.Object(h as Record<string, TSchema>);
+}
+
+function translationsParam(value: unknown): boolean | string[] {
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') return true;
+  return String(value).split(',');
+}
+
+export function crudContext(request: FastifyRequest, kernel: Kernel): CrudContext {
+  const fallback = request.tenant!.defaultLanguage ?? kernel.config.defaultLanguage;
+  return {
+    em: request.em!,
+    ability: request.ability!,
+    companyId: request.companyId,
+    read: { prefs: languagePreference(request.headers['accept-language'], fallback), translations: translationsParam((request.query as Record<string, unknown> | undefined)?.translations) },
+    writeLanguage: writeLanguage(request.headers['content-language'] as string | undefined, fallback),
+  };
+}
+
+export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: CrudRoute): void {
+  const model = kernel.model(route.entity);
+  const service = new CrudService(model, kernel.models);
+  const ops = new Set(route.operations ?? ALL_OPS);
+  const plural = pascal(route.path.split('/').pop()!);
+  const opId = (verb: string, noun: string) => `${model.module.replace(/-./g, (m) => m[1].toUpperCase())}${verb}${noun}`;
+  const item = `${route.path}/:id`;
+  const access = (action: string): RouteAccess => ({ auth: 'user', admin: route.admin, company: model.scope === 'company', can: { action, subject: model.name } });
+  const guardErrors = [401, 403, 429, 500];
+  const codes = (action: string) => kernel.permissions.codesGranting(action, model.name);
+  const describe = (action: string) => `Needs a permission granting "${action}" on ${model.name} (${codes(action).join(', ') || 'admin only'}).`;
+  const tags = [kernel.modules.find((m) => m.manifest.id === model.module)!.manifest.name];
+  const send = (request: FastifyRequest, reply: FastifyReply, ctx: CrudContext, row: Record<string, any>, status = 200) => {
+    const used = new Set<string>();
+    const dto = service.toDto(row, ctx.read, used);
+    if (used.size) reply.header('content-language', [...used].join(', '));
+    return reply.code(status).header('etag', etag(row.version)).send(dto);
+  };
+
+  if (ops.has('list')) {
+    app.get(route.path, {
+      config: { access: access('read') },
+      schema: {
+        operationId: opId('List', plural), tags, summary: `List ${model.label} records`, description: describe('read'),
+        security: [{ bearerAuth: [] }], headers: headerSchema(model, false), querystring: listQuerySchema(model),
+        response: { 200: Type.Ref(schemaId(model, 'List')), ...problemResponses([400, ...guardErrors]) },
+      },
+    }, async (request, reply) => {
+      const ctx = crudContext(request, kernel);
+      const used = new Set<string>();
+      const page = await service.list(ctx, request.query as never, used);
+      if (used.size) reply.header('content-language', [...used].join(', '));
+      return page;
+    });
+  }
+  if (ops.has('read')) {
+    app.get(item, {
+      config: { access: access('read') },
+      schema: {
+        operationId: opId('Get', model.name), tags, summary: `Read one ${model.label}`, description: describe('read'),
+        security: [{ bearerAuth: [] }], headers: headerSchema(model, false), params: IdParams, querystring: ItemQuery,
+        response: { 200: Type.Ref(schemaId(model)), ...problemResponses([400, 404, ...guardErrors]) },
+      },
+    }, async (request, reply) => {
+      const ctx = crudContext(request, kernel);
+      return send(request, reply, ctx, await service.read(ctx, (request.params as { id: string }).id));
+    });
+  }
+  if (ops.has('create')) {
+    app.post(route.path, {
+      config: { access: access('create') },
+      schema: {
+        operationId: opId('Create', model.name), tags, summary: `Create a ${model.label}`, description: describe('create'),
+        security: [{ bearerAuth: [] }], headers: headerSchema(model, true), querystring: ItemQuery, body: Type.Ref(schemaId(model, 'Create')),
+        response: { 201: Type.Ref(schemaId(model)), ...problemResponses([400, 409, 413, 415, ...guardErrors]) },
+      },
+    }, async (request, reply) => {
+      const ctx = crudContext(request, kernel);
+      const row = await service.create(ctx, request.body as Record<string, unknown>);
+      reply.header('location', `${route.path}/${row.id}`);
+      return send(request, reply, ctx, row, 201);
+    });
+  }
+  const update = (replace: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
+    const ctx = crudContext(request, kernel);
+    const row = await service.update(ctx, (request.params as { id: string }).id, request.body as Record<string, unknown>,
+      { ifMatch: request.headers['if-match'], replace });
+    return send(request, reply, ctx, row);
+  };
+  const writeHeaders = Type.Object({ ...headerSchema(model, true).properties, 'if-match': Type.Optional(Type.String({ description: 'ETag of the version this write is based on; 412 if stale' })) });
+  for (const [op, method, verb, kind] of [['replace', 'PUT', 'Replace', 'Replace'], ['update', 'PATCH', 'Update', 'Patch']] as const) {
+    if (!ops.has(op)) continue;
+    app.route({
+      method, url: item,
+      config: { access: access('update') },
+      schema: {
+        operationId: opId(verb, model.name), tags,
+        summary: op === 'replace' ? `Replace a ${model.label} (every writable field)` : `Change some fields of a ${model.label}`,
+        description: describe('update'),
+        security: [{ bearerAuth: [] }], headers: writeHeaders, params: IdParams, querystring: ItemQuery, body: Type.Ref(schemaId(model, kind)),
+        response: { 200: Type.Ref(schemaId(model)), ...problemResponses([400, 404, 409, 412, 413, 415, ...guardErrors]) },
+      },
+      handler: update(op === 'replace'),
+    });
+  }
+  if (ops.has('delete')) {
+    app.delete(item, {
+      config: { access: access('delete') },
+      schema: {
+        operationId: opId('Delete', model.name), tags, summary: `Delete a ${model.label}`, description: `${describe('delete')} 409 while other rows reference it.`,
+        security: [{ bearerAuth: [] }], headers: Type.Object({ 'x-company-id': Type.Optional(Type.String({ format: 'uuid' })), 'if-match': Type.Optional(Type.String()) }), params: IdParams,
+        response: { 204: { description: 'Deleted', type: 'null' }, ...problemResponses([400, 404, 409, 412, ...guardErrors]) },
+      },
+    }, async (request, reply) => {
+      await service.remove(crudContext(request, kernel), (request.params as { id: string }).id, request.headers['if-match']);
+      return reply.code(204).send();
+    });
+  }
+  registerMethodNotAllowed(app, route.path, ops.has('list') || ops.has('create') ? [...(ops.has('list') ? ['GET'] : []), ...(ops.has('create') ? ['POST'] : [])] : []);
+  registerMethodNotAllowed(app, item, [...(ops.has('read') ? ['GET'] : []), ...(ops.has('replace') ? ['PUT'] : []), ...(ops.has('update') ? ['PATCH'] : []), ...(ops.has('delete') ? ['DELETE'] : [])]);
+}
+
+/** Methods a path lacks answer 405 with Allow, not 404 (the seed lists PUT/DELETE on collections). */
+export function registerMethodNotAllowed(app: FastifyInstance, url: string, allowed: string[]): void {
+  if (!allowed.length) return;
+  const missing = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((m) => !allowed.includes(m));
+  const allow = allowed.join(', ');
+  app.route({
+    method: missing as never, url, schema: { hide: true },
+    handler: async () => { throw httpError('METHOD_NOT_ALLOWED', `${url} allows ${allow}`, { headers: { allow } }); },
+  });
+}

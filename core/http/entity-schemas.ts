@@ -1,0 +1,126 @@
+// JSON Schemas (TypeBox) derived from an EntityModel: the response shape, the
+// create / replace / patch bodies and the list query. Named by $id so OpenAPI
+// components read "CatalogProduct", "CatalogProductCreate", ...
+import { Type, type TSchema } from 'typebox';
+import type { EntityModel, FieldModel } from '../model/entity-model.ts';
+import { DECIMAL_DEFAULT } from '../model/entity-builder.ts';
+
+export const INT4 = { minimum: -2147483648, maximum: 2147483647 };
+const LANG_KEY = '^[a-zA-Z]{1,8}(-[a-zA-Z0-9]{1,8})*$';
+const pascal = (s: string) => s.split(/[-_]/).map((p) => p[0].toUpperCase() + p.slice(1)).join('');
+
+export const schemaId = (model: EntityModel, suffix = '') => `${pascal(model.module)}${model.name}${suffix}`;
+
+function decimalPattern(f: FieldModel): string {
+  const precision = f.precision ?? DECIMAL_DEFAULT.precision;
+  const scale = f.scale ?? DECIMAL_DEFAULT.scale;
+  const sign = f.minimum !== undefined && f.minimum >= 0 ? '' : '-?';
+  const whole = precision - scale > 0 ? `(0|[1-9]\\d{0,${precision - scale - 1}})` : '0';
+  return scale > 0 ? `^${sign}${whole}(\\.\\d{1,${scale}})?$` : `^${sign}${whole}$`;
+}
+
+/** Schema of one field's value as clients send it (never null here). */
+export function inputValueSchema(f: FieldModel): TSchema {
+  const d = f.description ?? f.label;
+  switch (f.type) {
+    case 'string':
+    case 'text':
+      return Type.String({ description: d, maxLength: f.maxLength ?? (f.type === 'string' ? 255 : undefined), minLength: f.minLength, pattern: f.pattern });
+    case 'integer':
+      return Type.Integer({ description: d, minimum: Math.max(f.minimum ?? INT4.minimum, INT4.minimum), maximum: Math.min(f.maximum ?? INT4.maximum, INT4.maximum) });
+    case 'decimal':
+      return Type.String({ description: `${d ?? 'decimal'} (decimal string, precision ${f.precision ?? DECIMAL_DEFAULT.precision}, scale ${f.scale ?? DECIMAL_DEFAULT.scale})`, pattern: decimalPattern(f), examples: ['12.50'] });
+    case 'boolean': return Type.Boolean({ description: d });
+    case 'date': return Type.String({ format: 'date', description: d });
+    case 'datetime': return Type.String({ format: 'date-time', description: d });
+    case 'enum': return Type.Unsafe({ type: 'string', enum: f.values, description: d });
+    case 'json': return Type.Unsafe({ description: d ?? 'any JSON value' });
+    case 'ref': return Type.String({ format: 'uuid', description: d ?? `id of a ${f.entity}` });
+  }
+}
+
+const OUTPUT_TYPE: Record<FieldModel['type'], Record<string, unknown>> = {
+  string: { type: 'string' }, text: { type: 'string' }, integer: { type: 'integer' },
+  decimal: { type: 'string' }, boolean: { type: 'boolean' }, date: { type: 'string', format: 'date' },
+  datetime: { type: 'string', format: 'date-time' }, enum: { type: 'string' }, json: {}, ref: { type: 'string', format: 'uuid' },
+};
+
+function outputValueSchema(f: FieldModel): TSchema {
+  const base: Record<string, unknown> = { ...OUTPUT_TYPE[f.type], ...(f.type === 'enum' ? { enum: [...f.values!, ...(f.required ? [] : [null])] } : {}) };
+  if (f.type === 'json') return Type.Unsafe({ description: f.label });
+  const nullable = !f.required;
+  return Type.Unsafe({ ...base, ...(nullable ? { type: [base.type, 'null'] } : {}), description: f.label });
+}
+
+function translationsSchema(model: EntityModel, description: string): TSchema {
+  const perField = Object.fromEntries(model.translatable.map((f) => [f.name, Type.Optional(
+    Type.Record(Type.String({ pattern: LANG_KEY }), Type.String({ maxLength: f.maxLength ?? (f.type === 'string' ? 255 : undefined) }), { maxProperties: 50 }))]));
+  return Type.Object(perField, { additionalProperties: false, description });
+}
+
+export function outputSchema(model: EntityModel): TSchema {
+  const props: Record<string, TSchema> = { id: Type.String({ format: 'uuid' }) };
+  if (model.scope === 'company') props.companyId = Type.String({ format: 'uuid' });
+  for (const f of model.fields) props[f.name] = outputValueSchema(f);
+  props.createdAt = Type.String({ format: 'date-time' });
+  props.updatedAt = Type.String({ format: 'date-time' });
+  props.version = Type.Integer({ description: 'optimistic-lock version; the ETag carries it' });
+  if (model.translatable.length) props.translations = Type.Optional(translationsSchema(model, 'every language of each translatable field, with ?translations=true'));
+  return Type.Object(props, { $id: schemaId(model), title: model.label, additionalProperties: false });
+}
+
+type BodyKind = 'Create' | 'Replace' | 'Patch';
+
+export function bodySchema(model: EntityModel, kind: BodyKind): TSchema {
+  const props: Record<string, TSchema> = {};
+  for (const f of model.fields) {
+    const value = inputValueSchema(f);
+    const required = kind === 'Replace' || (kind === 'Create' && f.required && f.default === undefined && !f.translatable);
+    const nullable = !f.required || (f.translatable && kind !== 'Patch');
+    const schema = nullable ? Type.Union([value, Type.Null()]) : value;
+    props[f.name] = required ? schema : Type.Optional(schema);
+  }
+  if (model.translatable.length) {
+    props.translations = Type.Optional(translationsSchema(model, 'text per language for translatable fields; a plain string is stored under Content-Language'));
+  }
+  const doc = { Create: 'create', Replace: 'full replacement (PUT): every writable field', Patch: 'partial update (PATCH): only the fields sent change' }[kind];
+  return Type.Object(props, { $id: schemaId(model, kind), title: `${model.label} (${doc})`, additionalProperties: false, ...(kind === 'Patch' ? { minProperties: 1 } : {}) });
+}
+
+export function listSchema(model: EntityModel): TSchema {
+  return Type.Object({
+    items: Type.Array(Type.Ref(schemaId(model))),
+    page: Type.Integer({ minimum: 1 }),
+    size: Type.Integer({ minimum: 1 }),
+    total: Type.Integer({ minimum: 0 }),
+  }, { $id: schemaId(model, 'List'), title: `Page of ${model.label}`, additionalProperties: false });
+}
+
+export const TRANSLATIONS_PARAM = Type.String({
+  pattern: '^(true|false|[a-zA-Z]{1,8}(-[a-zA-Z0-9]{1,8})*(,[a-zA-Z]{1,8}(-[a-zA-Z0-9]{1,8})*)*)$',
+  maxLength: 200, description: 'true: add every language of translatable fields; or a comma list of languages',
+});
+
+const RANGE_TYPES = new Set(['integer', 'decimal', 'date', 'datetime']);
+
+/** Query parameters of the list route: paging, sort, search, the manifest's filters. */
+export function listQuerySchema(model: EntityModel): TSchema {
+  const props: Record<string, TSchema> = {
+    page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: '1-based page number' })),
+    size: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 50, description: 'items per page (1..1000)' })),
+    sort: Type.Optional(Type.String({ maxLength: 200, pattern: '^-?[a-zA-Z]+(,-?[a-zA-Z]+)*$', description: `comma list; "-" sorts descending. Sortable: ${[...model.sortable].join(', ')}` })),
+  };
+  if (model.searchable.length) props.search = Type.Optional(Type.String({ maxLength: 200, description: `case-insensitive text in ${model.searchable.map((f) => f.name).join(', ')}` }));
+  for (const f of model.filterable) {
+    const value = f.type === 'json' ? Type.String() : inputValueSchema({ ...f, minimum: undefined, maximum: undefined, pattern: undefined, minLength: undefined });
+    props[f.name] = Type.Optional(value);
+    if (RANGE_TYPES.has(f.type)) {
+      props[`${f.name}From`] = Type.Optional(value);
+      props[`${f.name}To`] = Type.Optional(value);
+    }
+  }
+  if (model.translatable.length) props.translations = Type.Optional(TRANSLATIONS_PARAM);
+  return Type.Object(props, { additionalProperties: false });
+}
+
+export const isRangeType = (type: string) => RANGE_TYPES.has(type);

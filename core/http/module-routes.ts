@@ -1,0 +1,45 @@
+// A module's routes, from its manifest: generated CRUD per entity, and custom
+// routes bound to handlers its plugin exports.
+import type { FastifyInstance } from 'fastify';
+import type { Kernel, LoadedModule } from '../kernel.ts';
+import { ManifestError } from '../manifest/errors.ts';
+import type { CustomRoute } from '../manifest/schema.ts';
+import { bodySchema, listSchema, outputSchema } from './entity-schemas.ts';
+import { registerCrudRoutes } from './crud-routes.ts';
+import { problemResponses } from './problem.ts';
+
+/** The $id-named schemas of every entity a module exposes through CRUD. */
+export function entitySchemas(kernel: Kernel, module: LoadedModule) {
+  return (module.manifest.routes ?? []).filter((r) => 'entity' in r).flatMap((r) => {
+    const model = kernel.model((r as { entity: string }).entity);
+    return [outputSchema(model), bodySchema(model, 'Create'), bodySchema(model, 'Replace'), bodySchema(model, 'Patch'), listSchema(model)];
+  });
+}
+
+export function registerModuleRoutes(app: FastifyInstance, kernel: Kernel, module: LoadedModule): void {
+  (module.manifest.routes ?? []).forEach((route, i) => {
+    if ('entity' in route) return registerCrudRoutes(app, kernel, route);
+    registerCustomRoute(app, kernel, module, route, i);
+  });
+}
+
+function registerCustomRoute(app: FastifyInstance, kernel: Kernel, module: LoadedModule, route: CustomRoute, index: number): void {
+  const handler = module.plugin?.handlers?.[route.handler];
+  if (!handler) throw new ManifestError(module.file, `/routes/${index}/handler`, `plugins/${module.manifest.id}/index.ts exports no handler "${route.handler}"`);
+  const subject = kernel.models.get(route.access.subject);
+  const schema = route.schema ?? {};
+  app.route({
+    method: route.method,
+    url: route.path,
+    config: { access: { auth: 'user', admin: route.admin, company: subject?.scope === 'company', can: route.access } },
+    schema: {
+      operationId: `${module.manifest.id.replace(/-./g, (m) => m[1].toUpperCase())}${route.handler[0].toUpperCase()}${route.handler.slice(1)}`,
+      tags: [module.manifest.name], summary: route.summary, security: [{ bearerAuth: [] }],
+      ...(schema.params ? { params: schema.params } : {}),
+      ...(schema.querystring ? { querystring: schema.querystring } : {}),
+      ...(schema.body ? { body: schema.body } : {}),
+      response: { ...(schema.response ?? {}), ...problemResponses([400, 401, 403, 404, 409, 422, 429, 500]) },
+    },
+    handler: (request, reply) => handler(request, reply, kernel),
+  });
+}

@@ -1,0 +1,106 @@
+// RFC 9457 problem details for every error, from one handler. Known errors
+// keep their code; database constraint errors become 409/400; anything else is
+// a 500 whose body leaks no stack, SQL or message.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { ERRORS, titleOf, type ErrorCode, type FieldError } from '../errors.ts';
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+export const ProblemSchema = Type.Object({
+  type: Type.String({ description: 'URI naming the problem type' }),
+  title: Type.String(),
+  status: Type.Integer(),
+  detail: Type.Optional(Type.String()),
+  instance: Type.Optional(Type.String({ description: 'the request path' })),
+  code: Type.Unsafe<string>({ type: 'string', enum: Object.keys(ERRORS), description: 'stable machine-readable code' }),
+  requestId: Type.String(),
+  errors: Type.Optional(Type.Array(Type.Object({ path: Type.String({ description: 'JSON pointer into the request part' }), message: Type.String() }, { additionalProperties: false }))),
+}, { $id: 'Problem', title: 'Problem details (RFC 9457)', additionalProperties: false });
+
+const FASTIFY_CODES: Record<string, ErrorCode> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'VALIDATION_FAILED',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'VALIDATION_FAILED',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'VALIDATION_FAILED',
+  FST_ERR_CTP_EMPTY_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  FST_ERR_CTP_INVALID_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+};
+const BY_STATUS: Record<number, ErrorCode> = { 400: 'VALIDATION_FAILED', 401: 'UNAUTHENTICATED', 403: 'FORBIDDEN', 404: 'NOT_FOUND', 405: 'METHOD_NOT_ALLOWED', 406: 'NOT_ACCEPTABLE', 409: 'CONFLICT', 412: 'PRECONDITION_FAILED', 413: 'PAYLOAD_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE', 429: 'RATE_LIMITED' };
+
+interface Mapped { code: ErrorCode; detail?: string; errors?: FieldError[] }
+
+function fromValidation(err: FastifyError): Mapped {
+  const part = err.validationContext ?? 'body';
+  const errors = (err.validation ?? []).slice(0, 20).map((v) => {
+    const p = v.params as Record<string, string>;
+    const child = p.missingProperty ?? p.additionalProperty;
+    const path = `${v.instancePath}${child ? `/${child}` : ''}` || '/';
+    const message = v.keyword === 'additionalProperties' ? 'is not a known field' : v.keyword === 'required' ? 'is required' : v.message ?? 'is invalid';
+    return { path, message };
+  });
+  return { code: 'VALIDATION_FAILED', detail: `invalid ${part}: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}`, errors };
+}
+
+/** MikroORM's driver exceptions, by class name (they cross package copies). */
+function fromDatabase(err: Error & { constraint?: string; detail?: string }): Mapped | undefined {
+  switch (err.name) {
+    case 'UniqueConstraintViolationException':
+      return { code: 'CONFLICT', detail: 'a row with the same unique value already exists' };
+    case 'ForeignKeyConstraintViolationException':
+      return { code: 'CONFLICT', detail: 'the row is referenced by other rows, or references a row that no longer exists' };
+    case 'OptimisticLockError':
+      return { code: 'CONFLICT', detail: 'the row was changed by someone else meanwhile; reload it and try again' };
+    case 'NotNullConstraintViolationException':
+      return { code: 'VALIDATION_FAILED', detail: 'a required value is missing' };
+    default: return undefined;
+  }
+}
+
+function mapError(err: FastifyError & { errors?: FieldError[] }): Mapped {
+  if (err.validation) return fromValidation(err);
+  if (err.code && err.code in ERRORS) return { code: err.code as ErrorCode, detail: err.message, errors: err.errors };
+  if (err.code && err.code in FASTIFY_CODES) return { code: FASTIFY_CODES[err.code], detail: err.message };
+  const db = fromDatabase(err);
+  if (db) return db;
+  if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) return { code: BY_STATUS[err.statusCode] ?? 'VALIDATION_FAILED', detail: err.message };
+  return { code: 'INTERNAL' };
+}
+
+const typeUri = (code: ErrorCode) => `https://plinth.dev/problems/${code.toLowerCase().replace(/_/g, '-')}`;
+
+export function sendProblem(request: FastifyRequest, reply: FastifyReply, m: Mapped): FastifyReply {
+  const status = ERRORS[m.code][0];
+  return reply.code(status).type(PROBLEM_CONTENT_TYPE).send({
+    type: typeUri(m.code), title: titleOf(m.code), status,
+    detail: m.code === 'INTERNAL' ? ERRORS.INTERNAL[2] : m.detail,
+    instance: request.url.split('?')[0], code: m.code, requestId: String(request.id),
+    ...(m.errors?.length ? { errors: m.errors } : {}),
+  });
+}
+
+/** Logs a database error without its SQL or parameters (they may hold secrets). */
+function safeErrorLog(err: Error & { code?: string; sqlState?: string }) {
+  const msg = err.name.endsWith('Exception') ? err.message.split(' - ').pop() : err.message;
+  return { name: err.name, code: err.code ?? err.sqlState, message: msg?.slice(0, 500), stack: err.name.endsWith('Exception') ? undefined : err.stack };
+}
+
+export function installProblemHandling(app: FastifyInstance): void {
+  app.addSchema(ProblemSchema);
+  app.setErrorHandler((err: FastifyError & { headers?: Record<string, string> }, request, reply) => {
+    const mapped = mapError(err);
+    if (mapped.code === 'INTERNAL') request.log.error({ err: safeErrorLog(err) }, 'unhandled error');
+    if (err.headers) reply.headers(err.headers);
+    return sendProblem(request, reply, mapped);
+  });
+  app.setNotFoundHandler((request, reply) => sendProblem(request, reply, { code: 'NOT_FOUND', detail: `no route ${request.method} ${request.url.split('?')[0]}` }));
+}
+
+/** Response schemas for the errors a route can answer, as problem+json. */
+export function problemResponses(statuses: number[]): Record<number, unknown> {
+  return Object.fromEntries(statuses.map((s) => [s, {
+    description: Object.values(ERRORS).filter(([st]) => st === s).map(([, t]) => t).join(' / '),
+    content: { [PROBLEM_CONTENT_TYPE]: { schema: Type.Ref('Problem') } },
+  }]));
+}

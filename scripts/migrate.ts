@@ -1,0 +1,17 @@
+// npm run migrate: bring every tenant schema to the loaded modules' version,
+// one tenant at a time, with progress. Resumable: rerun it after a failure.
+import { loadConfig } from '../core/config.ts';
+import { openKernel } from '../core/kernel.ts';
+import { migrateOutdatedTenants } from '../core/tenancy/migrate-tenants.ts';
+
+const kernel = await openKernel(loadConfig());
+try {
+  const { migrated } = await migrateOutdatedTenants(kernel, (done, total, t, applied) =>
+    console.log(`[${done}/${total}] ${t.id} (${t.schema}): ${applied} statement(s)`));
+  console.log(migrated ? `migrated ${migrated} tenant(s)` : 'every tenant is up to date');
+} catch (err) {
+  console.error(`migration stopped: ${(err as Error).message}`);
+  process.exitCode = 1;
+} finally {
+  await kernel.close();
+}
