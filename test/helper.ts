@@ -1,0 +1,120 @@
+// build(t): a kernel and app on the test database, with tenants of this test
+// file's own (random ids), removed again at teardown, so files run in parallel.
+// PostgreSQL: TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test).
+// PGlite: TEST_DB=pglite runs the same tests on an in-memory embedded database.
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { loadConfig, type Config } from '../core/config.ts';
+import { openKernel, type Kernel } from '../core/kernel.ts';
+import { buildApp } from '../core/app.ts';
+import { provisionTenant } from '../core/tenancy/provision.ts';
+import { hashPassword } from '../core/auth/passwords.ts';
+
+export const onPglite = process.env.TEST_DB === 'pglite';
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+interface Teardown { teardown(fn: () => unknown): void }
+
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  const base = loadConfig({
+    JWT_SECRET: 'test-secret-test-secret-test-secret-0123456789',
+    DATA_DIR: join(tmpdir(), 'plinth-test'),
+    PGLITE_MEMORY: 'true',
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_MAX: '100000',
+    DEMO_DATA: 'false',
+    ...(onPglite ? {} : { DATABASE_URL: TEST_DATABASE_URL }),
+  });
+  return { ...base, ...overrides };
+}
+
+export const uniqueId = (prefix = 't') => `${prefix}-${randomBytes(5).toString('hex')}`;
+
+export interface TestTenant {
+  id: string;
+  schema: string;
+  companyId: string;
+  adminEmail: string;
+  adminToken: string;
+}
+
+export interface TestContext {
+  app: FastifyInstance;
+  kernel: Kernel;
+  /** Provisions a tenant of this test file and logs its admin in. */
+  tenant(opts?: { id?: string }): Promise<TestTenant>;
+  /** A user of a tenant holding a role with exactly these permission codes. */
+  user(tenant: TestTenant, opts: { codes: string[]; companies?: string[]; role?: string }): Promise<{ id: string; token: string; email: string }>;
+  /** An extra company in a tenant; members: user ids to add to it. */
+  company(tenant: TestTenant, code: string, members?: string[]): Promise<string>;
+  login(tenant: string, email: string, password: string): Promise<LightMyRequestResponse>;
+  /** app.inject with a bearer token */
+  as(token: string, opts: InjectOptions): Promise<LightMyRequestResponse>;
+}
+
+export const PASSWORD = 'correct horse battery staple';
+
+export async function build(t: Teardown, opts: { config?: Partial<Config>; logger?: Record<string, unknown> } = {}): Promise<TestContext> {
+  const kernel = await openKernel(testConfig(opts.config));
+  const app = await buildApp(kernel, opts.logger ? { logger: opts.logger } : { logger: false });
+  await app.ready();
+  const tenants: string[] = [];
+  t.teardown(async () => {
+    await app.close();
+    for (const id of tenants) {
+      const tenant = kernel.tenants.cached(id);
+      if (!tenant) continue;
+      const conn = kernel.dbs.get(tenant.connectionKey).em.getConnection();
+      await conn.execute(`drop schema if exists "${tenant.schema}" cascade`);
+      await conn.execute('delete from platform.tenants where id = ?', [id]);
+    }
+    await kernel.close();
+  });
+
+  const login = (tenant: string, email: string, password: string) =>
+    app.inject({ method: 'POST', url: '/api/auth/login', payload: { tenant, email, password } });
+  const tokenOf = async (tenant: string, email: string) => {
+    const res = await login(tenant, email, PASSWORD);
+    if (res.statusCode !== 200) throw new Error(`login failed: ${res.body}`);
+    return res.json().accessToken as string;
+  };
+  const emOf = (tenantId: string) => {
+    const tenant = kernel.tenants.cached(tenantId)!;
+    return kernel.dbs.get(tenant.connectionKey).em.fork({ schema: tenant.schema });
+  };
+
+  return {
+    app, kernel, login,
+    async tenant(o = {}) {
+      const id = o.id ?? uniqueId();
+      tenants.push(id);
+      const adminEmail = `admin@${id}.test`;
+      const r = await provisionTenant(kernel, { id, name: `Tenant ${id}`, company: { code: 'HQ', name: 'Headquarters' }, admin: { email: adminEmail, name: 'Admin', password: PASSWORD } });
+      return { id, schema: r.tenant.schema, companyId: r.companyId, adminEmail, adminToken: await tokenOf(id, adminEmail) };
+    },
+    async user(tenant, o) {
+      const em = emOf(tenant.id);
+      const E = (n: string) => kernel.model(n).schema;
+      const email = `${uniqueId('u')}@${tenant.id}.test`;
+      const role = em.create(E('Role'), { name: o.role ?? uniqueId('role'), permissions: o.codes, builtIn: false } as never) as { id: string };
+      const user = em.create(E('User'), { email, name: email, passwordHash: await hashPassword(PASSWORD), isActive: true, primaryCompanyId: (o.companies ?? [tenant.companyId])[0] ?? null } as never) as { id: string };
+      em.create(E('UserRole'), { userId: user.id, roleId: role.id } as never);
+      for (const companyId of o.companies ?? [tenant.companyId]) em.create(E('UserCompany'), { userId: user.id, companyId } as never);
+      await em.flush();
+      return { id: user.id, email, token: await tokenOf(tenant.id, email) };
+    },
+    async company(tenant, code, members = []) {
+      const em = emOf(tenant.id);
+      const E = (n: string) => kernel.model(n).schema;
+      const company = em.create(E('Company'), { code, name: { en: `Company ${code}` }, isActive: true } as never) as { id: string };
+      for (const userId of members) em.create(E('UserCompany'), { userId, companyId: company.id } as never);
+      await em.flush();
+      return company.id;
+    },
+    as(token, o) {
+      return app.inject({ ...o, headers: { authorization: `Bearer ${token}`, ...(o.headers ?? {}) } });
+    },
+  };
+}
