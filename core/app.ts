@@ -34,7 +34,9 @@ export async function buildApp(kernel: Kernel, opts: AppOptions = {}): Promise<F
     // one line per request, written by installRequestLog once tenant and user are known
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyLimit,
-    requestIdHeader: 'x-request-id',
+    // not requestIdHeader: Fastify would take the header as is, unchecked; genReqId
+    // takes a client's X-Request-Id only when it is a short, plain token
+    requestIdHeader: false,
     genReqId: (req) => { const h = req.headers['x-request-id']; return typeof h === 'string' && REQUEST_ID.test(h) ? h : randomUUID(); },
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },

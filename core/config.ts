@@ -22,6 +22,8 @@ export interface Config {
   defaultLanguage: string;
   manifestsDir: string;
   pluginsDir: string;
+  /** schema of the tenant registry on the main database (default "platform") */
+  registrySchema: string;
   platformAdmin?: { email: string; password: string };
   demoData: boolean;
 }
@@ -68,6 +70,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     defaultLanguage: env.DEFAULT_LANGUAGE ?? 'en',
     manifestsDir: resolve(env.MANIFESTS_DIR ?? 'manifests'),
     pluginsDir: resolve(env.PLUGINS_DIR ?? 'plugins'),
+    registrySchema: env.REGISTRY_SCHEMA ?? 'platform',
     platformAdmin: admin,
     demoData: env.DEMO_DATA ? env.DEMO_DATA === 'true' : true,
   };

@@ -12,10 +12,14 @@ export function parseAcceptLanguage(header: string | undefined): string[] {
     const [tag, ...params] = part.trim().split(';');
     let q = 1;
     for (const p of params) {
-      const m = /^\s*q=([01](\.\d{0,3})?)\s*$/.exec(p);
-      if (m) q = Number(m[1]);
+      if (!/^\s*q\s*=/i.test(p)) continue;
+      // RFC 9110 qvalue: 0..1, at most three decimals; a malformed weight drops the
+      // entry rather than ranking it first
+      const m = /^\s*q\s*=\s*(0(\.\d{0,3})?|1(\.0{0,3})?)\s*$/i.exec(p);
+      q = m ? Number(m[1]) : 0;
     }
-    if (q > 0 && TAG.test(tag)) entries.push({ tag: tag.toLowerCase(), q, i });
+    const name = tag.trim();
+    if (q > 0 && TAG.test(name)) entries.push({ tag: name.toLowerCase(), q, i });
   });
   return entries.sort((a, b) => b.q - a.q || a.i - b.i).map((e) => e.tag);
 }

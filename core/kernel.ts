@@ -42,9 +42,9 @@ export async function openKernel(config: Config): Promise<Kernel> {
   const models = new Map(buildEntityModels(manifests).map((m) => [m.name, m]));
   const versions = moduleVersions(manifests);
   const dbs = new Databases(config, [...models.values()].map((m) => m.schema));
-  await dbs.open();
-  const tenants = new TenantRegistry(dbs);
+  const tenants = new TenantRegistry(dbs, config.registrySchema);
   try {
+    await dbs.open();
     await tenants.ensure();
   } catch (err) {
     await dbs.close();

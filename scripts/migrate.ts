@@ -10,7 +10,9 @@ try {
     console.log(`[${done}/${total}] ${t.id} (${t.schema}): ${applied} statement(s)`));
   console.log(migrated ? `migrated ${migrated} tenant(s)` : 'every tenant is up to date');
 } catch (err) {
-  console.error(`migration stopped: ${(err as Error).message}`);
+  // tenants migrated before the failure stay recorded; a rerun continues with the rest
+  const { code, message } = err as { code?: string; message: string };
+  console.error(`migration stopped${code ? ` (${code})` : ''}: ${message}`);
   process.exitCode = 1;
 } finally {
   await kernel.close();

@@ -27,7 +27,8 @@ try {
   });
   console.log(`${r.created ? 'created' : 'already existed'}: tenant ${r.tenant.id} in schema ${r.tenant.schema} (company ${r.companyId}, admin ${r.adminUserId})`);
 } catch (err) {
-  console.error(`provisioning failed: ${(err as Error).message}`);
+  const { code, message } = err as { code?: string; message: string };
+  console.error(`provisioning failed${code ? ` (${code})` : ''}: ${message}`);
   process.exitCode = 1;
 } finally {
   await kernel.close();

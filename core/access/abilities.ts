@@ -1,14 +1,15 @@
 // CASL abilities per request. Rule templates are compiled once per (tenant,
-// role set); an ability without caller placeholders is shared by every caller
-// with that role set, one with placeholders is built per request from the
-// template and the caller's values, so no caller's ids ever leak to another.
+// role set) and kept until the tenant's roles reload; an ability without caller
+// placeholders is shared by every caller with that role set, one with
+// placeholders is built per request from the template and the caller's values,
+// so no caller's ids ever leak to another.
 import { createMongoAbility, type MongoAbility } from '@casl/ability';
 import { rulesToCondition } from '@casl/ability/extra';
 import { PermissionCatalog, type CallerValues, type Rule } from './permission-catalog.ts';
 import type { RoleDirectory } from './role-directory.ts';
 
 export type Ability = MongoAbility;
-interface Compiled { rules: Rule[]; shared?: Ability }
+interface Compiled { generation: number; rules: Rule[]; shared?: Ability }
 
 const filterCache = new WeakMap<Ability, Map<string, Record<string, unknown> | null>>();
 
@@ -24,11 +25,11 @@ export class AbilityFactory {
 
   async for(tenantId: string, roleNames: string[], caller: CallerValues): Promise<Ability> {
     const key = `${tenantId}|${roleNames.join(',')}`;
+    const { codes, generation } = await this.#roles.resolve(tenantId, roleNames);
     let compiled = this.#compiled.get(key);
-    if (!compiled || this.#roles.isStale(tenantId)) {
-      const codes = await this.#roles.codesFor(tenantId, roleNames);
+    if (!compiled || compiled.generation !== generation) {
       const { rules, usesCaller } = this.#catalog.templates(codes);
-      compiled = { rules, shared: usesCaller ? undefined : createMongoAbility(rules) };
+      compiled = { generation, rules, shared: usesCaller ? undefined : createMongoAbility(rules) };
       this.#compiled.set(key, compiled);
     }
     return compiled.shared ?? createMongoAbility(PermissionCatalog.bind(compiled.rules, caller));
@@ -57,7 +58,7 @@ export function accessFilter(ability: Ability, action: string, subject: string):
   if (perAbility.has(key)) return perAbility.get(key)!;
   const filter = rulesToCondition(ability.rulesFor(action, subject) as never,
     (rule: { inverted: boolean; conditions?: Record<string, unknown> }) => (rule.inverted ? { $not: rule.conditions } : rule.conditions!),
-    { and: (c: unknown[]) => ({ $and: c }), or: (c: unknown[]) => ({ $or: c }), empty: () => ({}) }) as Record<string, unknown> | null;
+    { and: (c: unknown[]) => (c.length === 1 ? c[0] : { $and: c }), or: (c: unknown[]) => (c.length === 1 ? c[0] : { $or: c }), empty: () => ({}) }) as Record<string, unknown> | null;
   perAbility.set(key, filter);
   return filter;
 }

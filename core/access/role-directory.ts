@@ -8,7 +8,8 @@ const TTL_MS = 30_000;
 
 export class RoleDirectory {
   #kernel: Kernel;
-  #byTenant = new Map<string, { loadedAt: number; roles: Map<string, string[]> }>();
+  #byTenant = new Map<string, { loadedAt: number; generation: number; roles: Map<string, string[]> }>();
+  #generation = 0;
 
   constructor(kernel: Kernel) { this.#kernel = kernel; }
 
@@ -20,13 +21,21 @@ export class RoleDirectory {
   invalidate(tenantId: string): void { this.#byTenant.delete(tenantId); }
 
   async codesFor(tenantId: string, roleNames: string[]): Promise<string[]> {
-    if (roleNames.includes(ADMIN_ROLE)) return this.#kernel.permissions.all();
-    if (this.isStale(tenantId)) await this.#load(tenantId);
-    const roles = this.#byTenant.get(tenantId)!.roles;
-    return [...new Set(roleNames.flatMap((r) => roles.get(r) ?? []))];
+    return (await this.resolve(tenantId, roleNames)).codes;
   }
 
-  async #load(tenantId: string): Promise<void> {
+  /**
+   * The codes a role set holds and the generation of the role data they come
+   * from: a new generation means the roles were reloaded and may have changed.
+   * The admin role's codes come from the manifests, so they never go stale.
+   */
+  async resolve(tenantId: string, roleNames: string[]): Promise<{ codes: string[]; generation: number }> {
+    if (roleNames.includes(ADMIN_ROLE)) return { codes: this.#kernel.permissions.all(), generation: 0 };
+    const entry = this.isStale(tenantId) ? await this.#load(tenantId) : this.#byTenant.get(tenantId)!;
+    return { codes: [...new Set(roleNames.flatMap((r) => entry.roles.get(r) ?? []))], generation: entry.generation };
+  }
+
+  async #load(tenantId: string) {
     const tenant = await this.#kernel.tenants.find(tenantId);
     const roles = new Map<string, string[]>();
     if (tenant) {
@@ -34,6 +43,9 @@ export class RoleDirectory {
       const rows = await em.find(this.#kernel.model('Role').schema, {}) as { name: string; permissions: unknown }[];
       for (const r of rows) roles.set(r.name, Array.isArray(r.permissions) ? r.permissions.filter((c) => typeof c === 'string') : []);
     }
-    this.#byTenant.set(tenantId, { loadedAt: Date.now(), roles });
+    // returned, not re-read from the map: an invalidate() meanwhile must not lose it
+    const entry = { loadedAt: Date.now(), generation: ++this.#generation, roles };
+    this.#byTenant.set(tenantId, entry);
+    return entry;
   }
 }

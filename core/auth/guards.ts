@@ -5,7 +5,8 @@ import { httpError } from '../errors.ts';
 import { ADMIN_ROLE } from '../access/role-directory.ts';
 import type { Claims, TokenService } from './tokens.ts';
 
-const BEARER = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)$/;
+// The scheme name is case-insensitive (RFC 9110 §11.1).
+const BEARER = /^Bearer +([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)$/i;
 
 export function authenticate(request: FastifyRequest, tokens: TokenService): Claims {
   const header = request.headers.authorization;

@@ -8,7 +8,7 @@ import type { EntityModel } from '../model/entity-model.ts';
 import { accessFilter, type Ability } from '../access/abilities.ts';
 import { httpError, type FieldError } from '../errors.ts';
 import { isRangeType } from '../http/entity-schemas.ts';
-import { mergeTranslations, rowMapper, type Dto, type ReadOptions, type Row } from './row-mapper.ts';
+import { mergeTranslations, rowMapper, storedValue, type Dto, type ReadOptions, type Row } from './row-mapper.ts';
 import { decimalBoundErrors, referenceErrors, storableErrors } from './body-checks.ts';
 import type { Translations } from '../i18n.ts';
 
@@ -54,7 +54,7 @@ export class CrudService {
     if (scope === null) return { items: [], page, size, total: 0 };
     const where = [scope, ...this.#filters(q)];
     const [rows, total] = await ctx.em.findAndCount(this.model.schema, where.length === 1 ? where[0] : { $and: where }, {
-      orderBy: this.#orderBy(q.sort ?? this.model.defaultSort, ctx.read.prefs[0]) as never,
+      orderBy: this.#orderBy(q.sort ?? this.model.defaultSort, ctx.read.prefs) as never,
       limit: size, offset: (page - 1) * size,
     });
     return { items: (rows as Row[]).map((r) => this.toDto(r, ctx.read, languagesUsed)), page, size, total };
@@ -69,8 +69,8 @@ export class CrudService {
     const data: Row = {};
     for (const f of this.model.fields) {
       if (f.translatable) continue;
-      if (body[f.name] !== undefined) data[f.name] = body[f.name];
-      else if (f.default !== undefined) data[f.name] = f.default;
+      if (body[f.name] !== undefined) data[f.name] = storedValue(f, body[f.name]);
+      else if (f.default !== undefined) data[f.name] = storedValue(f, f.default);
     }
     this.#applyTranslations(ctx, data, undefined, body, false);
     this.#requireTranslations(data);
@@ -88,7 +88,7 @@ export class CrudService {
       checkIfMatch(opts.ifMatch, row.version);
       this.#assertCan(ctx, 'update', row);
       const data: Row = {};
-      for (const f of this.model.fields) if (!f.translatable && body[f.name] !== undefined) data[f.name] = body[f.name];
+      for (const f of this.model.fields) if (!f.translatable && body[f.name] !== undefined) data[f.name] = storedValue(f, body[f.name]);
       this.#applyTranslations(ctx, data, row, body, opts.replace);
       em.assign(row, data);
       this.#requireTranslations(row);
@@ -103,6 +103,7 @@ export class CrudService {
       const row = await this.#load(em, ctx, id, true);
       checkIfMatch(ifMatch, row.version);
       this.#assertCan(ctx, 'delete', row);
+      await this.#assertUnreferenced(em, id);
       em.remove(row);
       await em.flush();
     });
@@ -114,6 +115,26 @@ export class CrudService {
       forUpdate ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {}) as Row | null;
     if (!row) throw httpError('NOT_FOUND', `${this.model.name} ${id} does not exist`);
     return row;
+  }
+
+  /**
+   * 409 while rows that restrict deletion still point at this one, checked
+   * here rather than left to the foreign key: PostgreSQL 17+ (and PGlite)
+   * report RESTRICT as SQLSTATE 23001, which the driver maps to no known
+   * exception. Counting under the row lock cannot race: a concurrent insert's
+   * key check waits for it. Rows of every company count, as the key does.
+   */
+  async #assertUnreferenced(em: EntityManager, id: string): Promise<void> {
+    for (const other of this.#models.values()) {
+      for (const f of other.refs) {
+        if (f.entity !== this.model.name || (f.onDelete ?? 'restrict') !== 'restrict') continue;
+        // a row pointing at itself goes with it
+        const where = other === this.model ? { [f.name]: id, id: { $ne: id } } : { [f.name]: id };
+        if (await em.count(other.schema, where) > 0) {
+          throw httpError('CONFLICT', `${other.name} rows still reference this ${this.model.name} through ${f.name}`);
+        }
+      }
+    }
   }
 
   #assertCan(ctx: CrudContext, action: string, row: Row): void {
@@ -132,7 +153,9 @@ export class CrudService {
       const text = body[f.name] as string | null | undefined;
       const map = perField[f.name];
       if (text === undefined && map === undefined && stored) continue;
-      data[f.name] = mergeTranslations(stored?.[f.name], text, map, ctx.writeLanguage, replace && (map !== undefined || text === null));
+      // null empties the field in every language (PATCH too: a null that changed nothing
+      // would be a silent no-op); PUT's translations object is the whole new map
+      data[f.name] = mergeTranslations(stored?.[f.name], text, map, ctx.writeLanguage, text === null || (replace && map !== undefined));
     }
   }
 
@@ -162,7 +185,7 @@ export class CrudService {
     return out;
   }
 
-  #orderBy(sort: string, lang: string): Record<string, 'asc' | 'desc'>[] {
+  #orderBy(sort: string, prefs: string[]): Record<string, 'asc' | 'desc'>[] {
     const order: Record<string, 'asc' | 'desc'>[] = [];
     for (const part of sort.split(',')) {
       const desc = part.startsWith('-');
@@ -171,12 +194,26 @@ export class CrudService {
         throw httpError('VALIDATION_FAILED', `cannot sort by "${name}"`, { errors: [{ path: '/sort', message: `sortable fields: ${[...this.model.sortable].join(', ')}` }] });
       }
       const f = this.model.byName.get(name);
-      const key = f?.translatable ? raw((alias: string) => `${alias}."${f.column}"->>'${lang.replace(/[^a-zA-Z0-9-]/g, '')}'`) as unknown as string : name;
+      const key = f?.translatable ? raw((alias: string) => displayedText(`${alias}."${f.column}"`, prefs)) as unknown as string : name;
       order.push({ [key]: desc ? 'desc' : 'asc' });
     }
     order.push({ id: 'asc' });
     return order;
   }
+}
+
+/**
+ * SQL for the text pick() shows of a translatable column: the first preferred
+ * language present, else the alphabetically first one held. Sorting by it orders
+ * rows as the reader sees them; sorting by one language alone would put every row
+ * lacking it at the end, in id order.
+ */
+function displayedText(column: string, prefs: string[]): string {
+  // prefs are language tags (parseAcceptLanguage and the tenant default only yield
+  // [A-Za-z0-9-]); the filter keeps that true for any future caller
+  const langs = prefs.map((l) => l.replace(/[^a-zA-Z0-9-]/g, '')).filter(Boolean);
+  const first = `(select t.value from jsonb_each_text(${column}) t order by t.key collate "C" limit 1)`;
+  return `coalesce(${[...langs.map((l) => `${column}->>'${l}'`), first].join(', ')})`;
 }
 
 /** If-Match: "*" or a list of strong ETags; a mismatch is 412. */

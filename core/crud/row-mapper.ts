@@ -1,7 +1,8 @@
 // Entity row ↔ API shape. Built once per model: resolves translatable fields to
 // one language, drops internal fields, and merges written text into the
 // language map so no other language is lost.
-import type { EntityModel } from '../model/entity-model.ts';
+import type { EntityModel, FieldModel } from '../model/entity-model.ts';
+import { DECIMAL_DEFAULT } from '../model/entity-builder.ts';
 import { pick, type Translations } from '../i18n.ts';
 
 export interface ReadOptions {
@@ -47,4 +48,20 @@ export function mergeTranslations(stored: Translations | null | undefined, text:
   if (perLanguage) Object.assign(out, Object.fromEntries(Object.entries(perLanguage).map(([l, t]) => [l.toLowerCase(), t])));
   if (typeof text === 'string') out[lang] = text;
   return out;
+}
+
+/**
+ * A written value as the database will hold it, so the response to a write
+ * shows what a later read returns: a decimal "7" is stored and read as "7.00".
+ */
+export function storedValue(f: FieldModel, value: unknown): unknown {
+  if (f.type !== 'decimal') return value;
+  const scale = f.scale ?? DECIMAL_DEFAULT.scale;
+  if (typeof value === 'number') return value.toFixed(scale); // a manifest default
+  if (typeof value !== 'string') return value;
+  const negative = value.startsWith('-');
+  const [whole, fraction = ''] = (negative ? value.slice(1) : value).split('.');
+  const digits = scale > 0 ? `${whole}.${fraction.padEnd(scale, '0')}` : whole;
+  // numeric has no negative zero
+  return negative && /[1-9]/.test(digits) ? `-${digits}` : digits;
 }

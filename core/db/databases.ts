@@ -25,7 +25,7 @@ export class Databases {
 
   async open(): Promise<void> {
     const keys = ['main', ...Object.keys(this.#config.databases).filter((k) => k !== 'main')];
-    for (const key of keys) this.orms.set(key, await this.#init(key));
+    for (const key of keys) this.orms.set(key, await this.#init(key)); // close() ends the ones opened if a later one fails
   }
 
   get(key: string): Orm {

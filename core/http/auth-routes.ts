@@ -53,8 +53,13 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
   };
   const tenantEm = (t: { connectionKey: string; schema: string }) => kernel.dbs.get(t.connectionKey).em.fork({ schema: t.schema });
 
+  // Login attempts per IP: a sixtieth of the per-caller limit (20 a minute by
+  // default), so guessing passwords is slow and a test setup's high limit lifts it.
+  const { max, windowMs } = kernel.config.rateLimit;
+  const loginLimit = { max: Math.max(1, Math.ceil(max / 60)), timeWindow: windowMs, keyGenerator: (r: { ip: string }) => `login:${r.ip}` };
+
   app.post('/api/auth/login', {
-    config: { access: { auth: 'public' }, rateLimit: { max: 20, timeWindow: 60_000, keyGenerator: (r: { ip: string }) => `login:${r.ip}` } },
+    config: { access: { auth: 'public' }, rateLimit: loginLimit },
     schema: {
       operationId: 'authLogin', tags, summary: 'Log in with tenant, e-mail and password', security: [],
       body: Type.Ref('AuthLogin'), response: { 200: Type.Ref('AuthTokens'), ...problemResponses([400, 401, 403, 429, 500]) },
@@ -81,10 +86,11 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
     const tenantId = tenantOfRefreshToken(refreshToken);
     const tenant = tenantId ? await kernel.tenants.find(tenantId) : undefined;
     if (!tenant) throw httpError('UNAUTHENTICATED', 'unknown refresh token');
-    if (tenant.status !== 'active') throw httpError('TENANT_UNAVAILABLE', `tenant ${tenant.id} is ${tenant.status}`);
     const em = tenantEm(tenant);
     const stored = await identity.findRefreshToken(em, refreshToken);
     if (!stored) throw httpError('UNAUTHENTICATED', 'unknown refresh token');
+    // only a real token learns that its tenant is suspended
+    if (tenant.status !== 'active') throw httpError('TENANT_UNAVAILABLE', `tenant ${tenant.id} is ${tenant.status}`);
     if (stored.revokedAt || !(await identity.consumeRefreshToken(em, stored.id))) {
       await identity.revokeFamily(em, stored.family);
       throw httpError('TOKEN_REUSED');
@@ -97,6 +103,8 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
 
   app.post('/api/auth/logout', {
     config: { access: { auth: 'user' } },
+    // the body is optional: without one (no content at all) every token of the caller goes
+    preValidation: async (request) => { request.body ??= {}; },
     schema: {
       operationId: 'authLogout', tags, summary: 'Revoke a refresh token family (or, without one, every refresh token of the caller)',
       security: [{ bearerAuth: [] }], body: Type.Ref('AuthLogout'),

@@ -140,6 +140,8 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
       schema: {
         operationId: opId('Delete', model.name), tags, summary: `Delete a ${model.label}`, description: `${describe('delete')} 409 while other rows reference it.`,
         security: [{ bearerAuth: [] }], headers: Type.Object({ 'x-company-id': Type.Optional(Type.String({ format: 'uuid' })), 'if-match': Type.Optional(Type.String()) }), params: IdParams,
+        // declared empty so an unknown parameter (?force=true) is a 400, as on every other route, not ignored
+        querystring: Type.Object({}, { additionalProperties: false }),
         response: { 204: { description: 'Deleted', type: 'null' }, ...problemResponses([400, 404, 409, 412, ...guardErrors]) },
       },
     }, async (request, reply) => {

@@ -54,7 +54,9 @@ function outputValueSchema(f: FieldModel): TSchema {
 
 function translationsSchema(model: EntityModel, description: string): TSchema {
   const perField = Object.fromEntries(model.translatable.map((f) => [f.name, Type.Optional(
-    Type.Record(Type.String({ pattern: LANG_KEY }), Type.String({ maxLength: f.maxLength ?? (f.type === 'string' ? 255 : undefined) }), { maxProperties: 50 }))]));
+    // additionalProperties: false, or keys that are no language tag would pass: TypeBox's
+    // Record only emits patternProperties, which constrains matching keys and nothing else
+    Type.Record(Type.String({ pattern: LANG_KEY }), Type.String({ maxLength: f.maxLength ?? (f.type === 'string' ? 255 : undefined) }), { maxProperties: 50, additionalProperties: false }))]));
   return Type.Object(perField, { additionalProperties: false, description });
 }
 
@@ -102,6 +104,9 @@ export const TRANSLATIONS_PARAM = Type.String({
 });
 
 const RANGE_TYPES = new Set(['integer', 'decimal', 'date', 'datetime']);
+// Query text goes to PostgreSQL as a parameter, and text cannot hold U+0000: without
+// this a NUL would surface as a database error (500) instead of a 400.
+const NO_NUL = '^[^\\u0000]*$';
 
 /** Query parameters of the list route: paging, sort, search, the manifest's filters. */
 export function listQuerySchema(model: EntityModel): TSchema {
@@ -110,9 +115,10 @@ export function listQuerySchema(model: EntityModel): TSchema {
     size: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 50, description: 'items per page (1..1000)' })),
     sort: Type.Optional(Type.String({ maxLength: 200, pattern: '^-?[a-zA-Z]+(,-?[a-zA-Z]+)*$', description: `comma list; "-" sorts descending. Sortable: ${[...model.sortable].join(', ')}` })),
   };
-  if (model.searchable.length) props.search = Type.Optional(Type.String({ maxLength: 200, description: `case-insensitive text in ${model.searchable.map((f) => f.name).join(', ')}` }));
+  if (model.searchable.length) props.search = Type.Optional(Type.String({ maxLength: 200, pattern: NO_NUL, description: `case-insensitive text in ${model.searchable.map((f) => f.name).join(', ')}` }));
   for (const f of model.filterable) {
-    const value = f.type === 'json' ? Type.String() : inputValueSchema({ ...f, minimum: undefined, maximum: undefined, pattern: undefined, minLength: undefined });
+    const value = f.type === 'json' ? Type.String({ pattern: NO_NUL })
+      : inputValueSchema({ ...f, minimum: undefined, maximum: undefined, pattern: f.type === 'string' || f.type === 'text' ? NO_NUL : undefined, minLength: undefined });
     props[f.name] = Type.Optional(value);
     if (RANGE_TYPES.has(f.type)) {
       props[`${f.name}From`] = Type.Optional(value);

@@ -26,6 +26,9 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_JSON_BODY: 'VALIDATION_FAILED',
   FST_ERR_CTP_EMPTY_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
   FST_ERR_CTP_INVALID_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  // router errors, raised before any route matches (see frameworkErrors below)
+  FST_ERR_BAD_URL: 'VALIDATION_FAILED',
+  FST_ERR_MAX_PARAM_LENGTH: 'VALIDATION_FAILED',
 };
 const BY_STATUS: Record<number, ErrorCode> = { 400: 'VALIDATION_FAILED', 401: 'UNAUTHENTICATED', 403: 'FORBIDDEN', 404: 'NOT_FOUND', 405: 'METHOD_NOT_ALLOWED', 406: 'NOT_ACCEPTABLE', 409: 'CONFLICT', 412: 'PRECONDITION_FAILED', 413: 'PAYLOAD_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE', 429: 'RATE_LIMITED' };
 
@@ -86,21 +89,30 @@ function safeErrorLog(err: Error & { code?: string; sqlState?: string }) {
   return { name: err.name, code: err.code ?? err.sqlState, message: msg?.slice(0, 500), stack: err.name.endsWith('Exception') ? undefined : err.stack };
 }
 
+function handleError(err: FastifyError & { headers?: Record<string, string> }, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const mapped = mapError(err);
+  if (mapped.code === 'INTERNAL') request.log.error({ err: safeErrorLog(err) }, 'unhandled error');
+  if (err.headers) reply.headers(err.headers);
+  return sendProblem(request, reply, mapped);
+}
+
+/**
+ * Fastify's `frameworkErrors` server option: without it the router answers a
+ * malformed URL (bad percent-encoding) or an over-long path parameter itself,
+ * as plain JSON; it can only be given to Fastify() when the app is built.
+ */
+export const frameworkErrors = handleError;
+
 export function installProblemHandling(app: FastifyInstance): void {
   app.addSchema(ProblemSchema);
-  app.setErrorHandler((err: FastifyError & { headers?: Record<string, string> }, request, reply) => {
-    const mapped = mapError(err);
-    if (mapped.code === 'INTERNAL') request.log.error({ err: safeErrorLog(err) }, 'unhandled error');
-    if (err.headers) reply.headers(err.headers);
-    return sendProblem(request, reply, mapped);
-  });
+  app.setErrorHandler(handleError);
   app.setNotFoundHandler((request, reply) => sendProblem(request, reply, { code: 'NOT_FOUND', detail: `no route ${request.method} ${request.url.split('?')[0]}` }));
 }
 
-/** Response schemas for the errors a route can answer, as problem+json. */
+/** Response schemas for the errors a route can answer, as problem+json; the description names each code. */
 export function problemResponses(statuses: number[]): Record<number, unknown> {
   return Object.fromEntries(statuses.map((s) => [s, {
-    description: Object.values(ERRORS).filter(([st]) => st === s).map(([, t]) => t).join(' / '),
+    description: Object.entries(ERRORS).filter(([, [st]]) => st === s).map(([code, [, title]]) => `${title} (${code})`).join(' / '),
     content: { [PROBLEM_CONTENT_TYPE]: { schema: Type.Ref('Problem') } },
   }]));
 }

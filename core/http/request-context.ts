@@ -62,12 +62,12 @@ export function installRequestContext(app: FastifyInstance, kernel: Kernel, toke
     if (!access || access.auth === 'public') return;
     // 1. who: a valid access token
     const claims = authenticate(request, tokens);
+    request.caller = claims; // known from here on, so even a refused request logs its tenant and user
     // 2. which tenant: from the token, via the cached registry
     const tenant = await kernel.tenants.find(claims.tid);
     if (!tenant) throw httpError('UNAUTHENTICATED', 'the token names an unknown tenant');
     if (tenant.status !== 'active') throw httpError('TENANT_UNAVAILABLE', `tenant ${tenant.id} is ${tenant.status}`);
     if (access.auth === 'platform' && tenant.id !== PLATFORM_TENANT) throw httpError('PLATFORM_ONLY');
-    request.caller = claims;
     request.tenant = tenant;
     if (access.admin) { requireRole(claims); requireAdmin(claims); }
     // 3. which company: X-Company-Id, one of the caller's companies

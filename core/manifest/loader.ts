@@ -1,21 +1,30 @@
 // Reads manifests/*.json, validates each against the manifest schema and the
-// rules a schema cannot say, and orders the modules by dependsOn.
+// rules a schema cannot say, and orders the modules by dependsOn. Every fault
+// is a ManifestError naming the file and the JSON pointer of the offending value.
 import { readdir, readFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
-import { Ajv } from 'ajv';
+import { isAbsolute, join, relative } from 'node:path';
+import { Ajv, type ErrorObject } from 'ajv';
 import { ManifestSchema, type Manifest, type ManifestEntity } from './schema.ts';
 import { ManifestError } from './errors.ts';
+import { checkFieldDefault, checkFieldRules, escapePointer, MAX_IDENTIFIER } from './field-rules.ts';
+import { snake, tableName } from '../model/entity-model.ts';
 
 export interface LoadedManifest { manifest: Manifest; file: string }
 
 const ajv = new Ajv({ allErrors: true, strict: false });
 const validateShape = ajv.compile(ManifestSchema);
 
+/** Paths inside the project read relative to it (manifests/catalog.json); others stay absolute. */
+function displayPath(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel.startsWith('..') || isAbsolute(rel) ? path : rel;
+}
+
 export async function loadManifests(dir: string): Promise<LoadedManifest[]> {
   const names = (await readdir(dir)).filter((n) => n.endsWith('.json') && !n.endsWith('.schema.json')).sort();
   const loaded: LoadedManifest[] = [];
   for (const name of names) {
-    const file = relative(process.cwd(), join(dir, name));
+    const file = displayPath(join(dir, name));
     loaded.push({ manifest: parseManifest(await readFile(join(dir, name), 'utf8'), file), file });
   }
   checkAcrossModules(loaded);
@@ -28,47 +37,78 @@ export function parseManifest(text: string, file: string): Manifest {
     throw new ManifestError(file, '', `is not valid JSON: ${(err as Error).message}`);
   }
   if (!validateShape(data)) {
-    const e = validateShape.errors![0];
-    const extra = e.keyword === 'additionalProperties' ? ` (${(e.params as { additionalProperty: string }).additionalProperty})` : '';
-    throw new ManifestError(file, e.instancePath, `${e.message}${extra}`);
+    const e = bestError(validateShape.errors!);
+    if (e.keyword === 'additionalProperties') {
+      const name = (e.params as { additionalProperty: string }).additionalProperty;
+      throw new ManifestError(file, `${e.instancePath}/${escapePointer(name)}`, `unknown property "${name}"`);
+    }
+    throw new ManifestError(file, e.instancePath, e.message ?? e.keyword);
   }
   const manifest = data as Manifest;
-  (manifest.entities ?? []).forEach((entity, i) => checkEntity(entity, file, `/entities/${i}`));
+  (manifest.entities ?? []).forEach((entity, i) => checkEntity(manifest, entity, file, `/entities/${i}`));
   checkRoutesAndMenu(manifest, file);
   return manifest;
 }
 
-const TEXT_TYPES = new Set(['string', 'text']);
-const RESERVED_FIELDS = new Set(['id', 'createdAt', 'updatedAt', 'version', 'translations']);
-
-function checkEntity(entity: ManifestEntity, file: string, at: string): void {
-  for (const [name, f] of Object.entries(entity.fields)) {
-    const ptr = `${at}/fields/${name}`;
-    const fail = (msg: string) => { throw new ManifestError(file, ptr, msg); };
-    if (!/^[a-z][A-Za-z0-9]{0,40}$/.test(name)) fail('field names are camelCase');
-    if (RESERVED_FIELDS.has(name)) fail(`"${name}" is provided by the kernel on every entity`);
-    if (name === 'companyId' && entity.scope === 'company') fail('"companyId" of a company-scoped entity comes from the company context');
-    if (f.type === 'enum' && !f.values) fail('an enum field needs "values"');
-    if (f.type !== 'enum' && f.values) fail('"values" only applies to enum fields');
-    if (f.type === 'ref' && !f.entity) fail('a ref field needs "entity"');
-    if (f.type === 'ref' && !name.endsWith('Id')) fail('a ref field is named after its target with an "Id" suffix, e.g. categoryId');
-    if (f.type !== 'ref' && (f.entity || f.onDelete)) fail('"entity" and "onDelete" only apply to ref fields');
-    if (f.type !== 'decimal' && (f.precision !== undefined || f.scale !== undefined)) fail('"precision" and "scale" only apply to decimal fields');
-    if (f.scale !== undefined && f.scale > (f.precision ?? 12)) fail('"scale" cannot exceed "precision"');
-    if (f.translatable && !TEXT_TYPES.has(f.type)) fail('only string and text fields can be translatable');
-    if (f.translatable && f.unique) fail('a translatable field cannot be unique');
-    if ((f.maxLength !== undefined || f.minLength !== undefined || f.pattern !== undefined) && !TEXT_TYPES.has(f.type)) fail('"maxLength"/"minLength"/"pattern" only apply to string and text fields');
-    if (f.search && !TEXT_TYPES.has(f.type)) fail('only string and text fields can be searched');
-    if (f.onDelete === 'setNull' && f.required) fail('onDelete "setNull" needs a field that is not required');
-    if (f.internal && (f.filter || f.sort || f.search)) fail('an internal field cannot be filtered, sorted or searched');
-    if (f.pattern !== undefined) { try { new RegExp(f.pattern, 'u'); } catch { fail('"pattern" is not a valid regular expression'); } }
-    if (f.default !== undefined && f.default !== null && f.type === 'enum' && !f.values!.includes(String(f.default))) fail('"default" must be one of "values"');
+/**
+ * With allErrors, a union (anyOf) reports the failures of every branch. Keep
+ * the branch that came closest (fewest failures), so a custom route with a typo
+ * is not reported as "a CRUD route needs entity"; when no branch matched even
+ * the type, the union's own error is the clearest.
+ */
+function bestError(all: ErrorObject[]): ErrorObject {
+  let errors = all;
+  const unions = all.filter((e) => e.keyword === 'anyOf').sort((a, b) => a.schemaPath.length - b.schemaPath.length);
+  for (const u of unions) {
+    if (!errors.includes(u)) continue;
+    const inUnion = (e: ErrorObject) => e.schemaPath.startsWith(`${u.schemaPath}/`)
+      && (e.instancePath === u.instancePath || e.instancePath.startsWith(`${u.instancePath}/`));
+    const branches = new Map<string, ErrorObject[]>();
+    for (const e of errors.filter(inUnion)) {
+      const branch = e.schemaPath.slice(u.schemaPath.length + 1).split('/')[0];
+      branches.set(branch, [...(branches.get(branch) ?? []), e]);
+    }
+    const noneClose = [...branches.values()].every((es) => es.every((e) => e.instancePath === u.instancePath && e.keyword === 'type'));
+    const keep = noneClose ? [u] : [...branches.values()].reduce((a, b) => (b.length < a.length ? b : a));
+    errors = errors.filter((e) => (e === u || inUnion(e) ? keep.includes(e) : true));
   }
+  return errors[0];
+}
+
+const SYSTEM_SORT = new Set(['createdAt', 'updatedAt']);
+
+const KERNEL_COLUMNS = ['id', 'created_at', 'updated_at', 'version'];
+
+function checkEntity(m: Manifest, entity: ManifestEntity, file: string, at: string): void {
+  const columns = new Map(KERNEL_COLUMNS.map((c) => [c, 'the kernel']));
+  if (entity.scope === 'company') columns.set('company_id', 'the kernel');
+  for (const [name, f] of Object.entries(entity.fields)) {
+    const ptr = `${at}/fields/${escapePointer(name)}`;
+    const fault = checkFieldRules(name, f, entity.scope) ?? checkFieldDefault(f);
+    if (fault) throw new ManifestError(file, fault.key ? `${ptr}/${fault.key}` : ptr, fault.reason);
+    const column = snake(name);
+    if (columns.has(column)) throw new ManifestError(file, ptr, `its column "${column}" is already used by ${columns.get(column)}`);
+    columns.set(column, `field "${name}"`);
+  }
+  const table = tableName(m.id, entity);
+  if (table.length > MAX_IDENTIFIER) {
+    throw new ManifestError(file, `${at}/name`, `the table name "${table}" is longer than PostgreSQL's ${MAX_IDENTIFIER} characters: set a shorter "table"`);
+  }
+  const companyScoped = entity.scope === 'company';
   (entity.unique ?? []).forEach((key, i) => key.forEach((field, j) => {
-    if (!(field in entity.fields) && field !== 'companyId') throw new ManifestError(file, `${at}/unique/${i}/${j}`, `unknown field "${field}"`);
+    if (!(field in entity.fields) && !(companyScoped && field === 'companyId')) throw new ManifestError(file, `${at}/unique/${i}/${j}`, `unknown field "${field}"`);
   }));
-  for (const [key, list] of [['listColumns', entity.listColumns ?? []]] as const) {
-    list.forEach((field, i) => { if (!(field in entity.fields)) throw new ManifestError(file, `${at}/${key}/${i}`, `unknown field "${field}"`); });
+  (entity.listColumns ?? []).forEach((field, i) => {
+    if (!(field in entity.fields)) throw new ManifestError(file, `${at}/listColumns/${i}`, `unknown field "${field}"`);
+  });
+  if (entity.defaultSort !== undefined) {
+    for (const part of entity.defaultSort.split(',')) {
+      const name = part.startsWith('-') ? part.slice(1) : part;
+      const f = entity.fields[name];
+      if (!SYSTEM_SORT.has(name) && !(f?.sort && !f.internal)) {
+        throw new ManifestError(file, `${at}/defaultSort`, `"${name}" is not a sortable field (mark it "sort": true, or use createdAt/updatedAt)`);
+      }
+    }
   }
 }
 
@@ -91,6 +131,7 @@ function checkRoutesAndMenu(m: Manifest, file: string): void {
 function checkAcrossModules(loaded: LoadedManifest[]): void {
   const modules = new Map<string, LoadedManifest>();
   const entityOwner = new Map<string, string>();
+  const tableOwner = new Map<string, string>();
   const codeOwner = new Map<string, string>();
   for (const l of loaded) {
     const { manifest: m, file } = l;
@@ -99,6 +140,9 @@ function checkAcrossModules(loaded: LoadedManifest[]): void {
     (m.entities ?? []).forEach((e, i) => {
       if (entityOwner.has(e.name)) throw new ManifestError(file, `/entities/${i}/name`, `entity "${e.name}" is already declared by module "${entityOwner.get(e.name)}"`);
       entityOwner.set(e.name, m.id);
+      const table = tableName(m.id, e);
+      if (tableOwner.has(table)) throw new ManifestError(file, `/entities/${i}/${e.table ? 'table' : 'name'}`, `table "${table}" is already used by entity "${tableOwner.get(table)}"`);
+      tableOwner.set(table, e.name);
     });
     (m.permissions ?? []).forEach((p, i) => {
       if (codeOwner.has(p.code)) throw new ManifestError(file, `/permissions/${i}/code`, `permission "${p.code}" is already declared by module "${codeOwner.get(p.code)}"`);
@@ -109,12 +153,14 @@ function checkAcrossModules(loaded: LoadedManifest[]): void {
     (m.dependsOn ?? []).forEach((dep, i) => {
       if (!modules.has(dep)) throw new ManifestError(file, `/dependsOn/${i}`, `depends on module "${dep}", which is not installed`);
     });
+  }
+  for (const { manifest: m, file } of loaded) {
     const visible = new Set([m.id, ...dependencyClosure(m.id, modules)]);
     const entityNames = new Set((m.entities ?? []).map((e) => e.name));
     (m.entities ?? []).forEach((e, i) => Object.entries(e.fields).forEach(([name, f]) => {
       if (f.type !== 'ref') return;
       const owner = entityOwner.get(f.entity!);
-      if (!owner || !visible.has(owner)) throw new ManifestError(file, `/entities/${i}/fields/${name}/entity`, `references entity "${f.entity}", which neither this module nor its dependencies declare`);
+      if (!owner || !visible.has(owner)) throw new ManifestError(file, `/entities/${i}/fields/${escapePointer(name)}/entity`, `references entity "${f.entity}", which neither this module nor its dependencies declare`);
     }));
     (m.routes ?? []).forEach((r, i) => {
       const subject = 'entity' in r ? r.entity : r.access.subject;
@@ -124,9 +170,11 @@ function checkAcrossModules(loaded: LoadedManifest[]): void {
       }
     });
     (m.permissions ?? []).forEach((p, i) => p.grants.forEach((g, j) => {
-      for (const s of [g.subject].flat()) {
-        if (s !== 'all' && !entityOwner.has(s)) throw new ManifestError(file, `/permissions/${i}/grants/${j}/subject`, `unknown entity "${s}"`);
-      }
+      const subjects = [g.subject].flat();
+      subjects.forEach((s, k) => {
+        const ptr = Array.isArray(g.subject) ? `/permissions/${i}/grants/${j}/subject/${k}` : `/permissions/${i}/grants/${j}/subject`;
+        if (s !== 'all' && !entityOwner.has(s)) throw new ManifestError(file, ptr, `unknown entity "${s}"`);
+      });
     }));
   }
 }
@@ -138,23 +186,25 @@ function dependencyClosure(id: string, modules: Map<string, LoadedManifest>, see
   return seen;
 }
 
-/** Topological order (dependencies first); a cycle names the files on it. */
+/** Topological order (dependencies first, else file order); a cycle names its modules. */
 export function orderByDependencies(loaded: LoadedManifest[]): LoadedManifest[] {
   const byId = new Map(loaded.map((l) => [l.manifest.id, l]));
   const ordered: LoadedManifest[] = [];
   const state = new Map<string, 'visiting' | 'done'>();
   const visit = (l: LoadedManifest, path: string[]) => {
     const id = l.manifest.id;
-    if (state.get(id) === 'done') return;
-    if (state.get(id) === 'visiting') {
-      const cycle = [...path.slice(path.indexOf(id)), id];
-      throw new ManifestError(l.file, '/dependsOn', `dependency cycle: ${cycle.join(' → ')}`);
-    }
     state.set(id, 'visiting');
-    for (const dep of l.manifest.dependsOn ?? []) visit(byId.get(dep)!, [...path, id]);
+    (l.manifest.dependsOn ?? []).forEach((dep, i) => {
+      if (state.get(dep) === 'visiting') {
+        const from = path.indexOf(dep);
+        const cycle = [...(from < 0 ? [] : path.slice(from)), id, dep];
+        throw new ManifestError(l.file, `/dependsOn/${i}`, `dependency cycle: ${cycle.join(' → ')}`);
+      }
+      if (state.get(dep) !== 'done') visit(byId.get(dep)!, [...path, id]);
+    });
     state.set(id, 'done');
     ordered.push(l);
   };
-  for (const l of loaded) visit(l, []);
+  for (const l of loaded) if (!state.has(l.manifest.id)) visit(l, []);
   return ordered;
 }

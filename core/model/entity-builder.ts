@@ -4,21 +4,36 @@
 import { EntitySchema } from '@mikro-orm/core';
 import { v7 as uuidv7 } from 'uuid';
 import type { Manifest, ManifestField } from '../manifest/schema.ts';
+import { DECIMAL_DEFAULT, STRING_MAX_LENGTH } from '../manifest/field-rules.ts';
 import { describeModel, snake, tableName, type EntityModel } from './entity-model.ts';
 
+export { DECIMAL_DEFAULT };
 const DELETE_RULES = { restrict: 'restrict', cascade: 'cascade', setNull: 'set null' } as const;
-export const DECIMAL_DEFAULT = { precision: 12, scale: 2 };
+
+const quote = (s: string) => `'${s.replace(/'/g, "''")}'`;
+
+/**
+ * The column default as SQL. MikroORM turns a `default` into SQL by wrapping
+ * strings in quotes without escaping them ("it's" breaks the DDL), so the
+ * literal is built here; `default` keeps the runtime value for em.create.
+ */
+function defaultSql(f: ManifestField): string {
+  const d = f.default;
+  if (f.type === 'json') return quote(JSON.stringify(d));
+  return typeof d === 'string' ? quote(d) : String(d);
+}
 
 function property(name: string, f: ManifestField, schemas: Map<string, EntitySchema>): Record<string, unknown> {
   const nullable = !f.required;
   const common: Record<string, unknown> = { nullable, fieldName: snake(name) };
-  if (f.default !== undefined && f.default !== null && f.type !== 'ref') {
-    common.default = f.type === 'json' ? JSON.stringify(f.default) : f.default;
+  if (f.default !== undefined && f.default !== null && f.type !== 'ref' && !f.translatable) {
+    common.default = f.default;
+    common.defaultRaw = defaultSql(f);
   }
   if (f.index) common.index = true;
   if (f.translatable) return { ...common, type: 'json' };
   switch (f.type) {
-    case 'string': return { ...common, type: 'string', length: f.maxLength ?? 255 };
+    case 'string': return { ...common, type: 'string', length: f.maxLength ?? STRING_MAX_LENGTH };
     case 'text': return { ...common, type: 'text' };
     case 'integer': return { ...common, type: 'integer' };
     case 'decimal': return { ...common, type: 'decimal', precision: f.precision ?? DECIMAL_DEFAULT.precision, scale: f.scale ?? DECIMAL_DEFAULT.scale };
@@ -52,13 +67,15 @@ export function buildEntityModels(manifests: Manifest[]): EntityModel[] {
       properties.createdAt = { type: 'datetime', fieldName: 'created_at', onCreate: () => new Date() };
       properties.updatedAt = { type: 'datetime', fieldName: 'updated_at', onCreate: () => new Date(), onUpdate: () => new Date() };
       properties.version = { type: 'integer', version: true, fieldName: 'version' };
-      const table = tableName(manifest.id, entity);
       const scopeKey = entity.scope === 'company' ? ['companyId'] : [];
+      // Unnamed: MikroORM names them <table>_<columns>_unique, hash-shortened past
+      // PostgreSQL's 63 characters (a longer name would be truncated by the server
+      // and then differ from the model in every later schema diff).
       const uniques = [
         ...Object.entries(entity.fields).filter(([, f]) => f.unique).map(([name]) => [...scopeKey, name]),
         ...(entity.unique ?? []).map((key) => [...new Set([...scopeKey, ...key])]),
-      ].map((props) => ({ properties: props, name: `${table}_${props.map(snake).join('_')}_unique` }));
-      const schema = new EntitySchema({ name: entity.name, tableName: table, schema: '*', properties: properties as never, uniques: uniques as never });
+      ].map((props) => ({ properties: props }));
+      const schema = new EntitySchema({ name: entity.name, tableName: tableName(manifest.id, entity), schema: '*', properties: properties as never, uniques: uniques as never });
       schemas.set(entity.name, schema);
       models.push(describeModel(manifest, entity, schema));
     }

@@ -6,6 +6,7 @@ import { hashPassword } from '../auth/passwords.ts';
 import { ADMIN_ROLE, MEMBER_ROLE } from '../access/role-directory.ts';
 import { migrateTenant } from './migrate-tenants.ts';
 import { isTenantId, type Tenant } from './registry.ts';
+import { TenantError } from './errors.ts';
 
 export interface ProvisionInput {
   id: string;
@@ -21,11 +22,10 @@ export interface ProvisionResult { tenant: Tenant; companyId: string; adminUserI
 type Row = Record<string, any>;
 
 export async function provisionTenant(kernel: Kernel, input: ProvisionInput): Promise<ProvisionResult> {
-  if (!isTenantId(input.id)) throw new Error(`invalid tenant id "${input.id}"`);
+  if (!isTenantId(input.id)) throw new TenantError('INVALID_TENANT_ID', `invalid tenant id "${input.id}": lower-case letters, digits and dashes, 2 to 40, starting with a letter`);
   const connectionKey = input.connectionKey ?? 'main';
-  kernel.dbs.get(connectionKey);
-  const existed = !!(await kernel.tenants.find(input.id));
-  const tenant = await kernel.tenants.insert({
+  if (!kernel.dbs.orms.has(connectionKey)) throw new TenantError('UNKNOWN_CONNECTION', `no database connection "${connectionKey}" is configured`);
+  const { tenant, created } = await kernel.tenants.insert({
     id: input.id, name: input.name, connectionKey, defaultLanguage: input.defaultLanguage ?? kernel.config.defaultLanguage,
   });
   if (tenant.schemaDigest !== kernel.digest) await migrateTenant(kernel, tenant);
@@ -33,6 +33,8 @@ export async function provisionTenant(kernel: Kernel, input: ProvisionInput): Pr
   const E = (n: string) => kernel.model(n).schema;
   const passwordHash = await hashPassword(input.admin.password);
   return em.transactional(async (tem) => {
+    // Two provisionings of one tenant at once: the second waits, then finds every row.
+    await tem.getConnection().execute('select pg_advisory_xact_lock(hashtext(?))', [`plinth:provision:${tenant.schema}`], 'all', tem.getTransactionContext());
     const upsert = async (entity: string, where: Row, data: Row): Promise<Row> =>
       (await tem.findOne(E(entity), where) as Row | null) ?? tem.create(E(entity), { ...where, ...data } as never) as Row;
     const admin = await upsert('Role', { name: ADMIN_ROLE }, { description: 'Full access: every permission, passes requireAdmin', builtIn: true, permissions: [] });
@@ -44,6 +46,6 @@ export async function provisionTenant(kernel: Kernel, input: ProvisionInput): Pr
     await upsert('UserRole', { userId: user.id, roleId: admin.id }, {});
     await upsert('UserCompany', { userId: user.id, companyId: company.id }, {});
     await tem.flush();
-    return { tenant, companyId: company.id, adminUserId: user.id, created: !existed };
+    return { tenant, companyId: company.id, adminUserId: user.id, created };
   });
 }

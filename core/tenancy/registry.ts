@@ -1,4 +1,4 @@
-// The tenant registry (schema "platform"): tenant → connection key + schema.
+// The tenant registry (schema "platform" unless configured): tenant → connection key + schema.
 // Cached in memory: the hot path resolves a tenant without a query.
 import type { Databases } from '../db/databases.ts';
 
@@ -17,9 +17,12 @@ export interface Tenant {
   createdAt: Date;
 }
 
-const REGISTRY_DDL = [
-  'create schema if not exists platform',
-  `create table if not exists platform.tenants (
+/** The schema holding the registry; another name lets several installations share one database. */
+export const REGISTRY_SCHEMA_PATTERN = /^(?!tenant_)[a-z_][a-z0-9_]{0,62}$/;
+
+const registryDdl = (schema: string) => [
+  `create schema if not exists "${schema}"`,
+  `create table if not exists "${schema}".tenants (
     id text primary key,
     name text not null,
     connection_key text not null default 'main',
@@ -39,9 +42,16 @@ export const isTenantId = (id: string) => TENANT_ID.test(id);
 
 export class TenantRegistry {
   #dbs: Databases;
+  #table: string;
+  #schema: string;
   #cache = new Map<string, Tenant>();
 
-  constructor(dbs: Databases) { this.#dbs = dbs; }
+  constructor(dbs: Databases, schema = 'platform') {
+    if (!REGISTRY_SCHEMA_PATTERN.test(schema)) throw new Error(`invalid registry schema "${schema}"`);
+    this.#dbs = dbs;
+    this.#schema = schema;
+    this.#table = `"${schema}".tenants`;
+  }
 
   #conn() { return this.#dbs.main.em.getConnection(); }
 
@@ -50,14 +60,14 @@ export class TenantRegistry {
     const em = this.#dbs.main.em.fork();
     await em.transactional(async (tem) => {
       const ctx = tem.getTransactionContext();
-      await tem.getConnection().execute("select pg_advisory_xact_lock(hashtext('plinth:registry'))", [], 'all', ctx);
-      for (const sql of REGISTRY_DDL) await tem.getConnection().execute(sql, [], 'run', ctx);
+      await tem.getConnection().execute('select pg_advisory_xact_lock(hashtext(?))', [`plinth:registry:${this.#schema}`], 'all', ctx);
+      for (const sql of registryDdl(this.#schema)) await tem.getConnection().execute(sql, [], 'run', ctx);
     });
     await this.reload();
   }
 
   async reload(): Promise<void> {
-    const rows = await this.#conn().execute(`select ${COLUMNS} from platform.tenants`) as Tenant[];
+    const rows = await this.#conn().execute(`select ${COLUMNS} from ${this.#table}`) as Tenant[];
     this.#cache = new Map(rows.map((r) => [r.id, r]));
   }
 
@@ -65,7 +75,7 @@ export class TenantRegistry {
   async find(id: string): Promise<Tenant | undefined> {
     const hit = this.#cache.get(id);
     if (hit || !isTenantId(id)) return hit;
-    const [row] = await this.#conn().execute(`select ${COLUMNS} from platform.tenants where id = ?`, [id]) as Tenant[];
+    const [row] = await this.#conn().execute(`select ${COLUMNS} from ${this.#table} where id = ?`, [id]) as Tenant[];
     if (row) this.#cache.set(id, row);
     return row;
   }
@@ -74,28 +84,29 @@ export class TenantRegistry {
 
   list(): Tenant[] { return [...this.#cache.values()].sort((a, b) => a.id.localeCompare(b.id)); }
 
-  async insert(t: { id: string; name: string; connectionKey: string; defaultLanguage: string }): Promise<Tenant> {
-    await this.#conn().execute(
-      `insert into platform.tenants (id, name, connection_key, schema_name, default_language) values (?, ?, ?, ?, ?) on conflict (id) do nothing`,
-      [t.id, t.name, t.connectionKey, schemaFor(t.id), t.defaultLanguage]);
+  /** Registers a tenant unless it exists; `created` says whether this call did. */
+  async insert(t: { id: string; name: string; connectionKey: string; defaultLanguage: string }): Promise<{ tenant: Tenant; created: boolean }> {
+    const rows = await this.#conn().execute(
+      `insert into ${this.#table} (id, name, connection_key, schema_name, default_language) values (?, ?, ?, ?, ?) on conflict (id) do nothing returning id`,
+      [t.id, t.name, t.connectionKey, schemaFor(t.id), t.defaultLanguage]) as unknown[];
     this.#cache.delete(t.id);
-    return (await this.find(t.id))!;
+    return { tenant: (await this.find(t.id))!, created: rows.length > 0 };
   }
 
   async setDigest(id: string, digest: string): Promise<void> {
-    await this.#conn().execute('update platform.tenants set schema_digest = ?, updated_at = now() where id = ?', [digest, id]);
+    await this.#conn().execute(`update ${this.#table} set schema_digest = ?, updated_at = now() where id = ?`, [digest, id]);
     const t = this.#cache.get(id);
     if (t) t.schemaDigest = digest;
   }
 
   async setStatus(id: string, status: Tenant['status']): Promise<void> {
-    await this.#conn().execute('update platform.tenants set status = ?, updated_at = now() where id = ?', [status, id]);
+    await this.#conn().execute(`update ${this.#table} set status = ?, updated_at = now() where id = ?`, [status, id]);
     const t = this.#cache.get(id);
     if (t) t.status = status;
   }
 
   /** Tenants whose recorded digest differs from the modules now loaded. */
   async outdated(digest: string): Promise<Tenant[]> {
-    return await this.#conn().execute(`select ${COLUMNS} from platform.tenants where schema_digest is distinct from ? order by id`, [digest]) as Tenant[];
+    return await this.#conn().execute(`select ${COLUMNS} from ${this.#table} where schema_digest is distinct from ? order by id`, [digest]) as Tenant[];
   }
 }

@@ -1,0 +1,268 @@
+// npm run bench [-- options]: Plinth against a bare Fastify + pg baseline (issue 6).
+//   --duration 10 --connections 50 --warmup 3 --pool 10 --scenarios by-id,list,search,create,update
+//   --quick            short smoke run (3 s, 1 s warm-up, one cold start each)
+//   --repeat 1         baseline/Plinth pairs per scenario (order alternates; median ratio): for noisy machines
+//   --tenants 1000     tenancy scale: provision N tenants, spread GET by id over them
+//   --profile          CPU-profile Plinth under load (--cpu-prof) and summarise it by area
+//   --profile-scenario by-id  which scenario the profile runs
+//   --no-cold-start    skip the cold-start timings
+//   --as manager|admin the caller: a catalog manager (default) or the tenant admin
+//   --log-level info   Plinth's LOG_LEVEL (info: one line per request, as shipped)
+//   --cleanup          remove every bench tenant and exit
+//   --allow-foreign-migrations  run although the server's start-up would migrate tenants the bench did not create
+// DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test; created when missing). A database of
+// its own (…/plinth_bench) keeps the server under test away from tenants tests create meanwhile. Servers run one at a
+// time in their own process; autocannon runs here. Writes bench/results/<timestamp>.json.
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { provisionTenant } from '../core/tenancy/provision.ts';
+import { captureSql } from '../bench/capture.ts';
+import { BENCH_TENANT, SAMPLE_PREFIX, benchKernel, cleanup, dropTenant, ensureDatabase, ensureTenant, isBenchTenant, newTokens, removeWrites, scaleTenantId, type BenchTenant } from '../bench/fixtures.ts';
+import { runLoad, type AcRequest } from '../bench/load.ts';
+import { formatResults, median, percentile, round, writeResults, type ColdStart, type Measured, type Results } from '../bench/report.ts';
+import { headersOf, selectScenarios, type Probe, type Scenario } from '../bench/scenarios.ts';
+import { LOG_DIR, ROOT, freePort, startServer, timeToReadyLine, type Server } from '../bench/servers.ts';
+import { summariseFile } from '../bench/profile-summary.ts';
+
+const { values: o } = parseArgs({
+  allowNegative: true,
+  options: {
+    duration: { type: 'string' }, connections: { type: 'string', default: '50' }, warmup: { type: 'string' },
+    pool: { type: 'string' }, scenarios: { type: 'string' }, quick: { type: 'boolean', default: false }, repeat: { type: 'string', default: '1' },
+    tenants: { type: 'string' }, profile: { type: 'boolean', default: false }, 'cold-start': { type: 'boolean', default: true },
+    as: { type: 'string', default: 'manager' }, 'log-level': { type: 'string', default: 'info' }, cleanup: { type: 'boolean', default: false },
+    'allow-foreign-migrations': { type: 'boolean', default: false }, 'profile-scenario': { type: 'string', default: 'by-id' },
+  },
+});
+const num = (v: string | undefined, fallback: number) => (v === undefined ? fallback : Number(v));
+const opts = {
+  duration: num(o.duration, o.quick ? 3 : 10), warmup: num(o.warmup, o.quick ? 1 : 3), connections: num(o.connections, 50),
+  pool: num(o.pool ?? process.env.DB_POOL_SIZE, 10), tenants: o.tenants === undefined ? 0 : num(o.tenants, 1000),
+  coldRuns: o.quick ? 1 : 3, repeat: Math.max(1, num(o.repeat, 1)), as: o.as as 'manager' | 'admin', logLevel: o['log-level']!,
+};
+if (opts.as !== 'manager' && opts.as !== 'admin') throw new Error('--as takes manager or admin');
+const scenarios = selectScenarios(o.scenarios);
+const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const JWT_SECRET = randomBytes(32).toString('hex');
+const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+const tag = randomBytes(3).toString('hex');
+const log = (m: string) => console.log(`[bench] ${m}`);
+const base = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' };
+
+await ensureDatabase(DATABASE_URL);
+const kernel = await benchKernel(DATABASE_URL, JWT_SECRET, ROOT);
+const tokens = newTokens(JWT_SECRET);
+if (o.cleanup) {
+  await cleanup(kernel, log);
+  await kernel.close();
+  process.exit(0);
+}
+
+const plinthEnv = (port: number, extra: Record<string, string> = {}): Record<string, string> => ({
+  ...base, DATABASE_URL, HOST: '127.0.0.1', PORT: String(port), JWT_SECRET, LOG_LEVEL: opts.logLevel, RATE_LIMIT_MAX: '1000000000',
+  DEMO_DATA: 'false', DB_POOL_SIZE: String(opts.pool), DATA_DIR: join(tmpdir(), 'plinth-bench', 'data'), ...extra,
+});
+const startPlinth = async (nodeArgs: string[] = []) => startServer('plinth', [...nodeArgs, 'scripts/start.ts'], plinthEnv(await freePort()));
+const sqlFile = join(LOG_DIR, `baseline-sql-${tag}.json`);
+const startBaseline = async () => startServer('baseline', ['bench/baseline-server.ts'], {
+  ...base, DATABASE_URL, PORT: String(await freePort()), DB_POOL_SIZE: String(opts.pool), BASELINE_SQL: sqlFile, BASELINE_LANGUAGE: 'en',
+});
+
+async function measure(server: Server, setup: (req: AcRequest) => AcRequest): Promise<Measured> {
+  if (opts.warmup > 0) await runLoad({ url: server.url, connections: opts.connections, duration: opts.warmup, setup });
+  const r = await runLoad({ url: server.url, connections: opts.connections, duration: opts.duration, setup });
+  return { ...r, ...server.memory(), startMs: Math.round(server.startMs) };
+}
+
+interface Sample { status: number; body: string; headers: Record<string, string | null> }
+async function sample(server: Server, p: Probe, t: BenchTenant): Promise<Sample> {
+  const res = await fetch(server.url + p.url, {
+    method: p.method, headers: { ...headersOf(t), ...(p.body ? { 'content-type': 'application/json' } : {}) }, body: p.body ? JSON.stringify(p.body) : undefined,
+  });
+  const h = (k: string) => res.headers.get(k);
+  return { status: res.status, body: await res.text(), headers: { 'content-type': h('content-type'), 'content-language': h('content-language'), etag: h('etag') } };
+}
+
+function assertSame(s: Scenario, b: Sample, p: Sample): void {
+  const mask = (x: Sample) => {
+    let body = x.body;
+    for (const re of s.volatile ?? []) body = body.replace(re, (m) => m.replace(/:.*/, ':*'));
+    return JSON.stringify({ status: x.status, body, headers: { ...x.headers, etag: s.volatile ? x.headers.etag?.replace(/\d+/, '*') : x.headers.etag } });
+  };
+  if (mask(b) !== mask(p)) {
+    const [x, y] = [mask(b), mask(p)];
+    let i = 0;
+    while (x[i] === y[i]) i++;
+    throw new Error(`${s.label}: the baseline's response differs from Plinth's at character ${i}\n  baseline: ${x.slice(Math.max(0, i - 80), i + 120)}\n  Plinth:   ${y.slice(Math.max(0, i - 80), i + 120)}`);
+  }
+}
+
+const results: Results = {
+  meta: {
+    startedAt: new Date().toISOString(), options: opts, scenarios: scenarios.map((s) => s.name), node: process.versions.node,
+    cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryGb: round(totalmem() / 2 ** 30, 1), loadavgAtStart: loadavg().map((l) => round(l)),
+    git: (() => { try { return `${execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT }).toString().trim()}${execFileSync('git', ['status', '--porcelain', 'core'], { cwd: ROOT }).toString().trim() ? ' (core/ modified)' : ''}`; } catch { return 'unknown'; } })(),
+  },
+  scenarios: [],
+};
+
+try {
+  const t0 = performance.now();
+  // Plinth's start-up migrates every outdated tenant; the server under test must not touch other people's
+  const foreign = (await kernel.tenants.outdated(kernel.digest)).filter((t) => !isBenchTenant(t.id)).map((t) => t.id);
+  if (foreign.length && !o['allow-foreign-migrations']) {
+    throw new Error(`the server under test would migrate ${foreign.length} tenant(s) the bench did not create (${foreign.slice(0, 5).join(', ')}${foreign.length > 5 ? ', …' : ''}): `
+      + 'Plinth\'s start-up migrates every outdated tenant. Give the bench a database of its own, e.g. '
+      + 'DATABASE_URL=postgres://postgres@127.0.0.1:5432/plinth_bench npm run bench (created when missing), or pass --allow-foreign-migrations.');
+  }
+  const bench = await ensureTenant(kernel, tokens, BENCH_TENANT, { products: 10_000, categories: 20, as: opts.as, log });
+  log(`tenant ${bench.id}: ${bench.productIds.length + 1} products, caller ${bench.roles.join(',')} (${Math.round(performance.now() - t0)} ms)`);
+
+  if (scenarios.length) {
+    // 1. Plinth's SQL for each probe, as templates for the baseline
+    const capture = await captureSql(kernel, bench, scenarios, tag);
+    await removeWrites(kernel, bench);
+    mkdirSync(LOG_DIR, { recursive: true });
+    writeFileSync(sqlFile, JSON.stringify(capture.templates));
+    results.sql = { templates: capture.templates, otherStatements: capture.other };
+    for (const [name, other] of Object.entries(capture.other)) if (other.length) log(`note: a warm ${name} request also ran ${other.length} statement(s) outside the tenant tables: ${other.join(' | ')}`);
+    log(`captured Plinth's SQL: ${scenarios.map((s) => `${s.name} ${capture.templates[s.name].length}`).join(', ')} statement(s)`);
+
+    // 2. same answers from both, before measuring anything
+    const samples = new Map<string, Sample>();
+    let server = await startBaseline();
+    for (const s of scenarios) samples.set(s.name, await sample(server, s.probe(bench, `${tag}-b`), bench));
+    await server.stop();
+    await removeWrites(kernel, bench);
+    server = await startPlinth();
+    try {
+      for (const s of scenarios) assertSame(s, samples.get(s.name)!, await sample(server, s.probe(bench, `${tag}-p`), bench));
+    } finally {
+      await server.stop();
+      await removeWrites(kernel, bench);
+    }
+    log('responses of the baseline and Plinth are identical');
+
+    // 3. each scenario: baseline and Plinth in turn, each in a fresh process; with --repeat the
+    //    pairs alternate their order and the ratio is the median of the pairs' ratios
+    for (const s of scenarios) {
+      let n = 0;
+      const run = async (name: 'baseline' | 'plinth') => {
+        const srv = name === 'baseline' ? await startBaseline() : await startPlinth();
+        try {
+          return await measure(srv, s.load(bench, `${tag}-${name[0]}${++n}`));
+        } finally {
+          await srv.stop();
+          if (s.write) await removeWrites(kernel, bench);
+        }
+      };
+      const runs: { baseline: Measured[]; plinth: Measured[] } = { baseline: [], plinth: [] };
+      for (let i = 0; i < opts.repeat; i++) {
+        for (const name of i % 2 ? ['plinth', 'baseline'] as const : ['baseline', 'plinth'] as const) runs[name].push(await run(name));
+      }
+      const mid = (ms: Measured[]) => [...ms].sort((a, b) => a.rps - b.rps)[(ms.length - 1) >> 1];
+      const [b, p] = [mid(runs.baseline), mid(runs.plinth)];
+      const r = {
+        name: s.name, label: s.label, target: s.target, baseline: b, plinth: p,
+        ratio: round(median(runs.plinth.map((x, i) => x.rps / runs.baseline[i].rps))), p99Ratio: round(p.p99 / b.p99),
+        runs: { baseline: runs.baseline.map((x) => x.rps), plinth: runs.plinth.map((x) => x.rps) },
+      };
+      results.scenarios.push(r);
+      log(`${s.label}: baseline ${b.rps} req/s, Plinth ${p.rps} req/s → ${r.ratio} (target ${s.target}); p99 ${b.p99} / ${p.p99} ms; non-2xx ${b.non2xx} / ${p.non2xx}${opts.repeat > 1 ? `; runs ${r.runs.baseline.join('/')} vs ${r.runs.plinth.join('/')}` : ''}`);
+    }
+  }
+
+  if (opts.tenants > 0) {
+    log(`tenancy scale: ${opts.tenants} tenants (provisioning the missing ones)`);
+    const tenants: BenchTenant[] = [];
+    const timings: number[] = [];
+    for (let i = 1; i <= opts.tenants; i++) {
+      const t = await ensureTenant(kernel, tokens, scaleTenantId(i), { products: 5, categories: 0, as: opts.as });
+      if (t.provisionMs !== undefined) timings.push(t.provisionMs);
+      tenants.push(t);
+      if (i % 100 === 0) log(`  ${i}/${opts.tenants} tenants ready (${timings.length} provisioned now)`);
+    }
+    const createdThisRun = timings.length;
+    for (let i = 0; timings.length < 30; i++) { // always time at least 30 provisionings
+      const id = `${SAMPLE_PREFIX}${tag}-${i}`;
+      const t1 = performance.now();
+      await provisionTenant(kernel, { id, name: id, company: { code: 'HQ', name: 'HQ' }, admin: { email: `admin@${id}.bench.test`, name: 'A', password: 'bench-password-not-secret' } });
+      timings.push(performance.now() - t1);
+      await dropTenant(kernel, id);
+    }
+    const server = await startPlinth();
+    try {
+      const single = await measure(server, (req) => { req.path = `/api/products/${bench.productIds[Math.floor(Math.random() * bench.productIds.length)]}`; req.headers = headersOf(bench); return req; });
+      const spread = await measure(server, (req) => {
+        const t = tenants[Math.floor(Math.random() * tenants.length)];
+        req.path = `/api/products/${t.productIds[Math.floor(Math.random() * t.productIds.length)]}`;
+        req.headers = headersOf(t);
+        return req;
+      });
+      results.scale = {
+        tenants: opts.tenants, single, spread, ratio: round(spread.rps / single.rps), target: 0.9,
+        provisioning: { samples: timings.length, medianMs: Math.round(median(timings)), p99Ms: Math.round(percentile(timings, 99)), maxMs: Math.round(Math.max(...timings)), createdThisRun },
+      };
+      log(`spread over ${opts.tenants} tenants: ${spread.rps} req/s vs ${single.rps} single → ${results.scale.ratio}; RSS ${spread.rssMb} MB`);
+    } finally {
+      await server.stop();
+    }
+  }
+
+  if (o.profile) {
+    const dir = join(ROOT, 'bench', 'results');
+    const profiled = selectScenarios(o['profile-scenario'])[0];
+    const name = `${stamp}-plinth-${profiled.name}.cpuprofile`;
+    const server = await startPlinth(['--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-name', name, '--cpu-prof-interval', '250']);
+    const setup = profiled.load(bench, `${tag}-prof`);
+    let rps = 0;
+    const window = { fromUs: 0, toUs: 0 };
+    try {
+      if (opts.warmup > 0) await runLoad({ url: server.url, connections: opts.connections, duration: opts.warmup, setup });
+      window.fromUs = Number(process.hrtime.bigint() / 1000n);
+      rps = (await runLoad({ url: server.url, connections: opts.connections, duration: opts.duration, setup })).rps;
+      window.toUs = Number(process.hrtime.bigint() / 1000n);
+    } finally {
+      await server.stop();
+      if (profiled.write) await removeWrites(kernel, bench);
+    }
+    results.profile = { ...summariseFile(join(dir, name), 30, window), scenario: profiled.label, rps, window };
+    log(`profile: bench/results/${name}; summary again: node bench/profile-summary.ts bench/results/${name} --window ${window.fromUs},${window.toUs}`);
+  }
+
+  if (o['cold-start']) {
+    const cold = async (env: Record<string, string>, first: boolean): Promise<ColdStart> => {
+      const run = async () => {
+        const { ms, line } = await timeToReadyLine(['scripts/start.ts'], env, /Plinth ready/);
+        let reported = NaN;
+        try { reported = JSON.parse(line).readyMs; } catch { /* not JSON */ }
+        return { ms: Math.round(ms), reported };
+      };
+      const firstStartMs = first ? (await run()).ms : undefined;
+      const runs = [];
+      for (let i = 0; i < opts.coldRuns; i++) runs.push(await run());
+      return { runs: runs.map((r) => r.ms), medianMs: Math.round(median(runs.map((r) => r.ms))), reportedReadyMs: runs.map((r) => r.reported), firstStartMs };
+    };
+    log('cold start on PostgreSQL');
+    const postgres = await cold(plinthEnv(await freePort(), { LOG_LEVEL: 'info' }), false);
+    log('cold start on PGlite (first start creates the data directory and is reported apart)');
+    const dataDir = mkdtempSync(join(tmpdir(), 'plinth-bench-pglite-'));
+    const { DATABASE_URL: _, ...noPg } = plinthEnv(await freePort(), { LOG_LEVEL: 'info', DATA_DIR: dataDir });
+    let pglite: ColdStart;
+    try { pglite = await cold(noPg, true); } finally { rmSync(dataDir, { recursive: true, force: true }); }
+    results.coldStart = { postgres, pglite, targetMs: 1500 };
+  }
+} finally {
+  await kernel.close();
+  rmSync(sqlFile, { force: true });
+}
+
+results.meta.loadavgAtEnd = loadavg().map((l) => round(l));
+results.meta.finishedAt = new Date().toISOString();
+console.log(`\n${formatResults(results)}\n`);
+console.log(`note: ${cpus().length} CPUs shared by PostgreSQL, the server and autocannon; load average ${results.meta.loadavgAtStart} at start, ${results.meta.loadavgAtEnd} at end. Compare ratios, not absolute numbers.`);
+log(`results: ${writeResults(join(ROOT, 'bench', 'results'), stamp, results)}`);

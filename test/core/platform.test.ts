@@ -1,0 +1,164 @@
+// Tenant administration by platform operators: the users of the reserved
+// tenant "platform". Tenants this file creates through the API are dropped again.
+import t, { type Test } from 'tap';
+import { build, PASSWORD, uniqueId, type TestContext } from '../helper.ts';
+import { provisionTenant } from '../../core/tenancy/provision.ts';
+import { PLATFORM_TENANT, schemaFor } from '../../core/tenancy/registry.ts';
+
+/** The schema of the tenant registry (configurable; "platform" by default). */
+const registrySchema = (kernel: { config: object }) => (kernel.config as { registrySchema?: string }).registrySchema ?? 'platform';
+
+interface Setup { ctx: TestContext; operatorToken: string; cleanup: (tenantId: string) => void }
+
+/** build(t) plus a platform operator; tenants passed to cleanup() and the operator go at teardown. */
+async function setup(t: Test): Promise<Setup> {
+  const helperTeardowns: (() => unknown)[] = [];
+  const extra: string[] = [];
+  let platformCreated = false;
+  let operatorEmail: string | undefined;
+  // ours first, then the helper's (which closes the kernel)
+  t.teardown(async () => {
+    const { kernel } = ctx;
+    const conn = kernel.dbs.main.em.getConnection();
+    const drop = async (id: string) => {
+      await conn.execute(`drop schema if exists "${schemaFor(id)}" cascade`);
+      await conn.execute(`delete from "${registrySchema(kernel)}".tenants where id = ?`, [id]);
+    };
+    for (const id of extra) await drop(id);
+    if (platformCreated) await drop(PLATFORM_TENANT);
+    else if (operatorEmail) {
+      const p = kernel.tenants.cached(PLATFORM_TENANT)!;
+      await kernel.dbs.get(p.connectionKey).em.fork({ schema: p.schema }).nativeDelete(kernel.model('User').schema, { email: operatorEmail });
+    }
+    for (const fn of helperTeardowns) await fn();
+  });
+  const ctx = await build({ teardown: (fn) => helperTeardowns.push(fn) });
+  operatorEmail = `${uniqueId('operator')}@platform.test`;
+  const r = await provisionTenant(ctx.kernel, { id: PLATFORM_TENANT, name: 'Platform operators', company: { code: 'PLATFORM', name: 'Platform' }, admin: { email: operatorEmail, name: 'Operator', password: PASSWORD } });
+  platformCreated = r.created;
+  const login = await ctx.login(PLATFORM_TENANT, operatorEmail, PASSWORD);
+  if (login.statusCode !== 200) throw new Error(login.body);
+  return { ctx, operatorToken: login.json().accessToken, cleanup: (id) => extra.push(id) };
+}
+
+const newTenant = (id: string, o: Record<string, unknown> = {}) => ({
+  id, name: `Tenant ${id}`, company: { code: 'HQ', name: 'Zentrale' }, admin: { email: `boss@${id}.test`, name: 'Boss', password: PASSWORD }, ...o,
+});
+
+t.test('platform tenant administration', async (t) => {
+  const { ctx, operatorToken, cleanup } = await setup(t);
+  const post = (payload: unknown, token = operatorToken) => ctx.as(token, { method: 'POST', url: '/api/platform/tenants', payload: payload as object });
+
+  t.test('an operator provisions a tenant; repeating it changes nothing', async (t) => {
+    const id = uniqueId('p');
+    cleanup(id);
+    const created = await post(newTenant(id, { defaultLanguage: 'de' }));
+    t.equal(created.statusCode, 201, created.body);
+    t.equal(created.headers.location, `/api/platform/tenants/${id}`);
+    const body = created.json();
+    t.same(Object.keys(body).sort(), ['connectionKey', 'createdAt', 'defaultLanguage', 'id', 'name', 'schema', 'status']);
+    t.match(body, { id, name: `Tenant ${id}`, connectionKey: 'main', schema: schemaFor(id), status: 'active', defaultLanguage: 'de' });
+    t.ok(!Number.isNaN(Date.parse(body.createdAt)));
+
+    const again = await post(newTenant(id, { defaultLanguage: 'de' }));
+    t.equal(again.statusCode, 200, 'idempotent');
+    t.equal(again.headers.location, `/api/platform/tenants/${id}`);
+    t.same(again.json(), body);
+
+    const login = await ctx.login(id, `boss@${id}.test`, PASSWORD);
+    t.equal(login.statusCode, 200, "the new tenant's admin can log in");
+    const me = (await ctx.as(login.json().accessToken, { method: 'GET', url: '/api/auth/me' })).json();
+    t.same(me.roles, ['admin']);
+    t.equal(me.companies[0].name, 'Zentrale');
+    const platformOnly = await ctx.as(login.json().accessToken, { method: 'GET', url: '/api/platform/tenants' });
+    t.equal(platformOnly.json().code, 'PLATFORM_ONLY', 'and is no operator');
+  });
+
+  t.test('list and read', async (t) => {
+    const id = uniqueId('p');
+    cleanup(id);
+    t.equal((await post(newTenant(id))).statusCode, 201);
+    const list = await ctx.as(operatorToken, { method: 'GET', url: '/api/platform/tenants?size=1000' });
+    t.equal(list.statusCode, 200, list.body);
+    const page = list.json();
+    t.match(page, { page: 1, size: 1000 });
+    t.ok(page.total >= 2);
+    t.ok(page.items.some((x: { id: string }) => x.id === id));
+    t.ok(page.items.some((x: { id: string }) => x.id === PLATFORM_TENANT));
+    const small = (await ctx.as(operatorToken, { method: 'GET', url: '/api/platform/tenants?size=1&page=2' })).json();
+    t.equal(small.items.length, 1);
+    t.equal(small.total, page.total);
+    const one = await ctx.as(operatorToken, { method: 'GET', url: `/api/platform/tenants/${id}` });
+    t.equal(one.statusCode, 200);
+    t.equal(one.json().id, id);
+    const unknown = await ctx.as(operatorToken, { method: 'GET', url: `/api/platform/tenants/${uniqueId('nope')}` });
+    t.equal(unknown.statusCode, 404);
+    t.equal(unknown.json().code, 'NOT_FOUND');
+    for (const url of ['/api/platform/tenants/NOT_AN_ID', '/api/platform/tenants?size=0', '/api/platform/tenants?page=x', '/api/platform/tenants?bogus=1']) {
+      const res = await ctx.as(operatorToken, { method: 'GET', url });
+      t.equal(res.statusCode, 400, url);
+      t.equal(res.json().code, 'VALIDATION_FAILED', url);
+    }
+  });
+
+  t.test('bad input is a 400', async (t) => {
+    const id = uniqueId('p');
+    const good = newTenant(id);
+    const bodies: [string, unknown][] = [
+      ['unknown field', { ...good, plan: 'gold' }],
+      ['missing admin', { ...good, admin: undefined }],
+      ['missing company', { ...good, company: undefined }],
+      ['id not a slug', { ...good, id: 'Not_A_Slug' }],
+      ['id too long', { ...good, id: `a${'b'.repeat(60)}` }],
+      ['bad e-mail', { ...good, admin: { ...good.admin, email: 'not-an-email' } }],
+      ['short password', { ...good, admin: { ...good.admin, password: 'short' } }],
+      ['unknown admin field', { ...good, admin: { ...good.admin, role: 'root' } }],
+      ['name not a string', { ...good, name: 42 }],
+      ['bad language', { ...good, defaultLanguage: 'German' }],
+      ['unknown connection', { ...good, connectionKey: 'nowhere' }],
+    ];
+    for (const [name, payload] of bodies) {
+      const res = await post(payload);
+      t.equal(res.statusCode, 400, name);
+      t.equal(res.json().code, 'VALIDATION_FAILED', name);
+    }
+    const read = await ctx.as(operatorToken, { method: 'GET', url: `/api/platform/tenants/${id}` });
+    t.equal(read.statusCode, 404, 'nothing was created');
+  });
+
+  t.test('the platform tenant itself is reserved: 409', async (t) => {
+    const res = await post(newTenant(PLATFORM_TENANT));
+    t.equal(res.statusCode, 409);
+    t.equal(res.json().code, 'CONFLICT');
+  });
+
+  t.test('only platform operators get in', async (t) => {
+    const tenant = await ctx.tenant();
+    const id = uniqueId('p');
+    for (const [method, url] of [['POST', '/api/platform/tenants'], ['GET', '/api/platform/tenants'], ['GET', `/api/platform/tenants/${tenant.id}`]] as const) {
+      const res = await ctx.as(tenant.adminToken, { method, url, ...(method === 'POST' ? { payload: newTenant(id) } : {}) });
+      t.equal(res.statusCode, 403, `${method} ${url} by a tenant admin`);
+      t.equal(res.json().code, 'PLATFORM_ONLY');
+      const anonymous = await ctx.app.inject({ method, url, ...(method === 'POST' ? { payload: newTenant(id) } : {}) });
+      t.equal(anonymous.statusCode, 401);
+      t.equal(anonymous.json().code, 'UNAUTHENTICATED');
+    }
+    t.equal((await ctx.as(operatorToken, { method: 'GET', url: `/api/platform/tenants/${id}` })).statusCode, 404, 'nothing was created');
+
+    const platform = ctx.kernel.tenants.cached(PLATFORM_TENANT)!;
+    const pt = { id: PLATFORM_TENANT, schema: platform.schema, companyId: (await ctx.as(operatorToken, { method: 'GET', url: '/api/auth/me' })).json().companyId, adminEmail: '', adminToken: operatorToken };
+    const role = uniqueId('helper');
+    const helper = await ctx.user(pt, { codes: [], role });
+    const notAdmin = await ctx.as(helper.token, { method: 'GET', url: '/api/platform/tenants' });
+    t.equal(notAdmin.statusCode, 403, 'a platform user who is no admin');
+    t.equal(notAdmin.json().code, 'ADMIN_REQUIRED');
+    const em = ctx.kernel.dbs.get(platform.connectionKey).em.fork({ schema: platform.schema });
+    await em.nativeDelete(ctx.kernel.model('UserRole').schema, { userId: helper.id });
+    const roleless = await ctx.login(PLATFORM_TENANT, helper.email, PASSWORD);
+    const noRole = await ctx.as(roleless.json().accessToken, { method: 'GET', url: '/api/platform/tenants' });
+    t.equal(noRole.statusCode, 403, 'a platform user with no role');
+    t.equal(noRole.json().code, 'ROLE_REQUIRED');
+    await em.nativeDelete(ctx.kernel.model('User').schema, { id: helper.id });
+    await em.nativeDelete(ctx.kernel.model('Role').schema, { name: role });
+  });
+});
