@@ -9,7 +9,7 @@ import { TokenService } from './auth/tokens.ts';
 import { AbilityFactory } from './access/abilities.ts';
 import { RoleDirectory } from './access/role-directory.ts';
 import { installValidators } from './http/validation.ts';
-import { installProblemHandling, ProblemSchema } from './http/problem.ts';
+import { installProblemHandling, ProblemSchema, frameworkErrors } from './http/problem.ts';
 import { installOpenApi } from './http/openapi.ts';
 import { installRequestContext } from './http/request-context.ts';
 import { registerAuthRoutes } from './http/auth-routes.ts';
@@ -39,6 +39,8 @@ export async function buildApp(kernel: Kernel, opts: AppOptions = {}): Promise<F
     requestIdHeader: false,
     genReqId: (req) => { const h = req.headers['x-request-id']; return typeof h === 'string' && REQUEST_ID.test(h) ? h : randomUUID(); },
     return503OnClosing: true,
+    // router errors (bad URL encoding, over-long params) as problem details too
+    frameworkErrors,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
   });
   const tokens = new TokenService(config.jwtSecret, config.accessTokenTtlSeconds, config.refreshTokenTtlSeconds);
@@ -49,6 +51,8 @@ export async function buildApp(kernel: Kernel, opts: AppOptions = {}): Promise<F
 
   const shared = [ProblemSchema, ...kernel.modules.flatMap((m) => entitySchemas(kernel, m))];
   installProblemHandling(app);
+  // the API speaks JSON only: other bodies are 415, not parsed as text
+  app.removeContentTypeParser('text/plain');
   for (const s of shared.slice(1)) app.addSchema(s);
   installRequestLog(app);
   await installOpenApi(app, kernel);

@@ -103,6 +103,8 @@ export async function build(t: Teardown, opts: { config?: Partial<Config>; logge
       em.create(E('UserRole'), { userId: user.id, roleId: role.id } as never);
       for (const companyId of o.companies ?? [tenant.companyId]) em.create(E('UserCompany'), { userId: user.id, companyId } as never);
       await em.flush();
+      // roles were written behind the kernel's back: drop its cached role codes
+      app.abilities.invalidate(tenant.id);
       return { id: user.id, email, token: await tokenOf(tenant.id, email) };
     },
     async company(tenant, code, members = []) {

@@ -47,7 +47,10 @@ function fromValidation(err: FastifyError): Mapped {
 }
 
 /** MikroORM's driver exceptions, by class name (they cross package copies). */
-function fromDatabase(err: Error & { constraint?: string; detail?: string }): Mapped | undefined {
+function fromDatabase(err: Error & { code?: string; sqlState?: string }): Mapped | undefined {
+  // restrict_violation: PostgreSQL 17+ (and PGlite) report ON DELETE RESTRICT with
+  // its own SQLSTATE, which MikroORM does not map to a foreign-key exception
+  if (err.code === '23001' || err.sqlState === '23001') return { code: 'CONFLICT', detail: 'the row is referenced by other rows' };
   switch (err.name) {
     case 'UniqueConstraintViolationException':
       return { code: 'CONFLICT', detail: 'a row with the same unique value already exists' };

@@ -1,12 +1,43 @@
 // Two Ajv instances: bodies are validated strictly (no type coercion, unknown
 // properties rejected, nothing stripped: Fastify's default would turn
 // { name: 5, bogus: 1 } into { name: "5" }); query strings, params and headers
-// arrive as text and are coerced to the declared types.
-import { Ajv, type AnySchema } from 'ajv';
+// arrive as text and are coerced to the declared types, but only from their
+// canonical spelling: Ajv alone would read "0x10", " 5" and "1e1" as numbers.
+import { Ajv, type AnySchema, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+const CANONICAL: Record<string, RegExp> = {
+  integer: /^-?(0|[1-9]\d{0,15})$/,
+  number: /^-?(0|[1-9]\d{0,15})(\.\d{1,15})?$/,
+  boolean: /^(true|false)$/,
+};
+
+type Validate = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
+
+/** Rejects text that is not the canonical spelling of the declared scalar type, then runs Ajv. */
+function canonicalText(schema: AnySchema, validate: Validate): Validate {
+  const props = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+  const checks = Object.entries(props).flatMap(([name, p]) => (typeof p.type === 'string' && CANONICAL[p.type] ? [[name, p.type, CANONICAL[p.type]] as const] : []));
+  if (!checks.length) return validate;
+  const wrapped: Validate = (data) => {
+    const input = data as Record<string, unknown> | undefined;
+    const errors: ErrorObject[] = [];
+    for (const [name, type, re] of checks) {
+      const v = input?.[name];
+      if (typeof v === 'string' && !re.test(v)) {
+        errors.push({ instancePath: `/${name}`, schemaPath: `#/properties/${name}/type`, keyword: 'type', params: { type }, message: `must be ${type === 'boolean' ? 'true or false' : `a plain ${type}`}` });
+      }
+    }
+    if (errors.length) { wrapped.errors = errors; return false; }
+    const ok = validate(data);
+    wrapped.errors = validate.errors;
+    return ok;
+  };
+  return wrapped;
+}
 
 export function installValidators(app: FastifyInstance, shared: () => AnySchema[]): void {
   const make = (coerce: boolean) => {
@@ -17,7 +48,7 @@ export function installValidators(app: FastifyInstance, shared: () => AnySchema[
   let body: Ajv | undefined;
   let text: Ajv | undefined;
   app.setValidatorCompiler(({ schema, httpPart }) => {
-    const ajv = httpPart === 'body' ? (body ??= make(false)) : (text ??= make(true));
-    return ajv.compile(schema as AnySchema);
+    if (httpPart === 'body') return (body ??= make(false)).compile(schema as AnySchema);
+    return canonicalText(schema as AnySchema, (text ??= make(true)).compile(schema as AnySchema) as Validate);
   });
 }

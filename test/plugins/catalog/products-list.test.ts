@@ -58,9 +58,7 @@ for (const q of ['size=1001', 'size=0', 'size=-1', 'size=abc', 'size=1.5', 'size
   });
 }
 
-t.test('integers in other notations are malformed', {
-  todo: 'core/http/validation.ts: Ajv coerceTypes turns "0x10", " 5" and "1e1" into numbers before the integer check',
-}, async (t) => {
+t.test('integers in other notations are malformed', async (t) => {
   for (const q of ['size=0x10', 'size=%205', 'size=1e1', 'page=0b1']) {
     const res = await api('GET', `/api/products?${q}`);
     t.equal(res.statusCode, 400, q);
