@@ -127,7 +127,7 @@ t.test('a destructive change is refused and leaves the schema untouched', async 
     ['renamed field (one removed, one added of the same type)', (m) => {
       product(m).extras = product(m).attributes;
       delete product(m).attributes;
-    }, /rename column "attributes" to "extras"/],
+    }, /rename column "attributes" to "extras"|drop column "attributes"/], // 7.2 guesses a rename
   ];
   for (const [name, mutate, statement] of cases) {
     await t.test(name, async (t) => {
