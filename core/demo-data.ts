@@ -11,9 +11,9 @@ import { CrudService } from './crud/crud-service.ts';
 
 type DemoRows = Record<string, Record<string, unknown>[]>;
 
-export async function seedModuleDemoData(kernel: Kernel, em: EntityManager, companyId: string, language: string): Promise<number> {
+export async function seedModuleDemoData(kernel: Kernel, em: EntityManager, schema: string, companyId: string, language: string): Promise<number> {
   const keys = new Map<string, string>();
-  const ctx = { em, ability: createMongoAbility([{ action: 'manage', subject: 'all' }]), companyId, read: { prefs: [language], translations: false }, writeLanguage: language };
+  const ctx = { em, schema, ability: createMongoAbility([{ action: 'manage', subject: 'all' }]), companyId, read: { prefs: [language], translations: false }, writeLanguage: language };
   let count = 0;
   for (const module of kernel.modules) {
     const file = join(kernel.config.pluginsDir, module.manifest.id, 'demo-data.json');

@@ -2,18 +2,20 @@
 // (request.em), company and ability. Reads only ever see rows the company
 // scope and the ability's conditions allow; writes lock the row, honour
 // If-Match and the optimistic-lock version, so no write is silently lost.
-import { LockMode, raw, type EntityManager } from '@mikro-orm/core';
+import { LockMode, type EntityManager } from '@mikro-orm/core';
 import { subject as asSubject } from '@casl/ability';
 import type { EntityModel } from '../model/entity-model.ts';
 import { accessFilter, type Ability } from '../access/abilities.ts';
 import { httpError, type FieldError } from '../errors.ts';
-import { isRangeType } from '../http/entity-schemas.ts';
+import { SqlReader } from './sql-reader.ts';
 import { mergeTranslations, rowMapper, storedValue, type Dto, type ReadOptions, type Row } from './row-mapper.ts';
 import { decimalBoundErrors, referenceErrors, storableErrors } from './body-checks.ts';
 import type { Translations } from '../i18n.ts';
 
 export interface CrudContext {
   em: EntityManager;
+  /** the tenant's schema, for the SQL read path */
+  schema: string;
   ability: Ability;
   companyId: string | null;
   read: ReadOptions;
@@ -30,11 +32,13 @@ export class CrudService {
   readonly model: EntityModel;
   readonly toDto: ReturnType<typeof rowMapper>;
   #models: Map<string, EntityModel>;
+  #reader: SqlReader;
 
   constructor(model: EntityModel, models: Map<string, EntityModel>) {
     this.model = model;
     this.#models = models;
     this.toDto = rowMapper(model);
+    this.#reader = new SqlReader(model);
   }
 
   /** Company scope ∧ the ability's conditions for the action; null when no row can qualify. */
@@ -52,16 +56,15 @@ export class CrudService {
     const size = q.size ?? 50;
     const scope = this.scopeFilter(ctx, 'read');
     if (scope === null) return { items: [], page, size, total: 0 };
-    const where = [scope, ...this.#filters(q)];
-    const [rows, total] = await ctx.em.findAndCount(this.model.schema, where.length === 1 ? where[0] : { $and: where }, {
-      orderBy: this.#orderBy(q.sort ?? this.model.defaultSort, ctx.read.prefs) as never,
-      limit: size, offset: (page - 1) * size,
-    });
-    return { items: (rows as Row[]).map((r) => this.toDto(r, ctx.read, languagesUsed)), page, size, total };
+    const { rows, total } = await this.#reader.list(ctx.em, ctx.schema, scope, q, ctx.read.prefs);
+    return { items: rows.map((r) => this.toDto(r, ctx.read, languagesUsed)), page, size, total };
   }
 
   async read(ctx: CrudContext, id: string): Promise<Row> {
-    return this.#load(ctx.em, ctx, id, false);
+    const scope = this.scopeFilter(ctx, 'read');
+    const row = scope && await this.#reader.byId(ctx.em, ctx.schema, scope, id);
+    if (!row) throw httpError('NOT_FOUND', `${this.model.name} ${id} does not exist`);
+    return row;
   }
 
   async create(ctx: CrudContext, body: Record<string, unknown>): Promise<Row> {
@@ -164,56 +167,6 @@ export class CrudService {
       .map((f) => ({ path: `/${f.name}`, message: 'is required in at least one language' }));
     if (errors.length) throw httpError('VALIDATION_FAILED', errors.map((e) => `${e.path} ${e.message}`).join('; '), { errors });
   }
-
-  #filters(q: ListQuery): Where[] {
-    const out: Where[] = [];
-    for (const f of this.model.filterable) {
-      if (q[f.name] !== undefined) out.push({ [f.name]: q[f.name] });
-      if (isRangeType(f.type)) {
-        if (q[`${f.name}From`] !== undefined) out.push({ [f.name]: { $gte: q[`${f.name}From`] } });
-        if (q[`${f.name}To`] !== undefined) out.push({ [f.name]: { $lte: q[`${f.name}To`] } });
-      }
-    }
-    if (q.search) {
-      const pattern = `%${q.search.replace(/[\\%_]/g, '\\$&')}%`;
-      out.push({
-        $or: this.model.searchable.map((f) => (f.translatable
-          ? { [raw((alias: string) => `exists (select 1 from jsonb_each_text(${alias}."${f.column}") t where t.value ilike ?)`, [pattern])]: [] }
-          : { [f.name]: { $ilike: pattern } })),
-      });
-    }
-    return out;
-  }
-
-  #orderBy(sort: string, prefs: string[]): Record<string, 'asc' | 'desc'>[] {
-    const order: Record<string, 'asc' | 'desc'>[] = [];
-    for (const part of sort.split(',')) {
-      const desc = part.startsWith('-');
-      const name = desc ? part.slice(1) : part;
-      if (!this.model.sortable.has(name)) {
-        throw httpError('VALIDATION_FAILED', `cannot sort by "${name}"`, { errors: [{ path: '/sort', message: `sortable fields: ${[...this.model.sortable].join(', ')}` }] });
-      }
-      const f = this.model.byName.get(name);
-      const key = f?.translatable ? raw((alias: string) => displayedText(`${alias}."${f.column}"`, prefs)) as unknown as string : name;
-      order.push({ [key]: desc ? 'desc' : 'asc' });
-    }
-    order.push({ id: 'asc' });
-    return order;
-  }
-}
-
-/**
- * SQL for the text pick() shows of a translatable column: the first preferred
- * language present, else the alphabetically first one held. Sorting by it orders
- * rows as the reader sees them; sorting by one language alone would put every row
- * lacking it at the end, in id order.
- */
-function displayedText(column: string, prefs: string[]): string {
-  // prefs are language tags (parseAcceptLanguage and the tenant default only yield
-  // [A-Za-z0-9-]); the filter keeps that true for any future caller
-  const langs = prefs.map((l) => l.replace(/[^a-zA-Z0-9-]/g, '')).filter(Boolean);
-  const first = `(select t.value from jsonb_each_text(${column}) t order by t.key collate "C" limit 1)`;
-  return `coalesce(${[...langs.map((l) => `${column}->>'${l}'`), first].join(', ')})`;
 }
 
 /** If-Match: "*" or a list of strong ETags; a mismatch is 412. */

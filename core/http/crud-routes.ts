@@ -42,6 +42,7 @@ export function crudContext(request: FastifyRequest, kernel: Kernel): CrudContex
   const fallback = request.tenant!.defaultLanguage ?? kernel.config.defaultLanguage;
   return {
     em: request.em!,
+    schema: request.tenant!.schema,
     ability: request.ability!,
     companyId: request.companyId,
     read: { prefs: languagePreference(request.headers['accept-language'], fallback), translations: translationsParam((request.query as Record<string, unknown> | undefined)?.translations) },
