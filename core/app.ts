@@ -9,6 +9,7 @@ import { TokenService } from './auth/tokens.ts';
 import { AbilityFactory } from './access/abilities.ts';
 import { RoleDirectory } from './access/role-directory.ts';
 import { installValidators } from './http/validation.ts';
+import { cachedSerializerFactory } from './http/serializers.ts';
 import { installProblemHandling, ProblemSchema, frameworkErrors } from './http/problem.ts';
 import { installOpenApi } from './http/openapi.ts';
 import { installRequestContext } from './http/request-context.ts';
@@ -39,6 +40,7 @@ export async function buildApp(kernel: Kernel, opts: AppOptions = {}): Promise<F
     requestIdHeader: false,
     genReqId: (req) => { const h = req.headers['x-request-id']; return typeof h === 'string' && REQUEST_ID.test(h) ? h : randomUUID(); },
     return503OnClosing: true,
+    schemaController: { compilersFactory: { buildSerializer: cachedSerializerFactory as never } },
     // router errors (bad URL encoding, over-long params) as problem details too
     frameworkErrors,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },

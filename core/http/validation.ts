@@ -47,8 +47,18 @@ export function installValidators(app: FastifyInstance, shared: () => AnySchema[
   };
   let body: Ajv | undefined;
   let text: Ajv | undefined;
+  // routes share most schemas (ids, item queries, headers): compile each once
+  const cache = new Map<string, Validate>();
   app.setValidatorCompiler(({ schema, httpPart }) => {
-    if (httpPart === 'body') return (body ??= make(false)).compile(schema as AnySchema);
-    return canonicalText(schema as AnySchema, (text ??= make(true)).compile(schema as AnySchema) as Validate);
+    const strict = httpPart === 'body';
+    const key = `${strict}:${JSON.stringify(schema)}`;
+    let validate = cache.get(key);
+    if (!validate) {
+      validate = strict
+        ? (body ??= make(false)).compile(schema as AnySchema) as Validate
+        : canonicalText(schema as AnySchema, (text ??= make(true)).compile(schema as AnySchema) as Validate);
+      cache.set(key, validate);
+    }
+    return validate;
   });
 }
