@@ -11,6 +11,7 @@ import type { EntityModel } from './model/entity-model.ts';
 import { Databases } from './db/databases.ts';
 import { moduleVersions, schemaDigest, type ModuleVersion } from './db/schema-versions.ts';
 import { TenantRegistry } from './tenancy/registry.ts';
+import { syncRegistry } from './tenancy/registry-sync.ts';
 import { PermissionCatalog } from './access/permission-catalog.ts';
 import type { PluginModule } from './plugin-api.ts';
 
@@ -43,9 +44,11 @@ export async function openKernel(config: Config): Promise<Kernel> {
   const versions = moduleVersions(manifests);
   const dbs = new Databases(config, [...models.values()].map((m) => m.schema));
   const tenants = new TenantRegistry(dbs, config.registrySchema);
+  let stopSync: (() => Promise<void>) | undefined;
   try {
     await dbs.open();
     await tenants.ensure();
+    if (config.databases.main) stopSync = await syncRegistry(tenants, config.databases.main);
   } catch (err) {
     await dbs.close();
     throw err;
@@ -60,6 +63,6 @@ export async function openKernel(config: Config): Promise<Kernel> {
       if (!m) throw new Error(`no module declares entity "${name}"`);
       return m;
     },
-    close: () => dbs.close(),
+    close: async () => { await stopSync?.(); await dbs.close(); },
   };
 }

@@ -103,7 +103,13 @@ export class TenantRegistry {
     await this.#conn().execute(`update ${this.#table} set status = ?, updated_at = now() where id = ?`, [status, id]);
     const t = this.#cache.get(id);
     if (t) t.status = status;
+    await this.#conn().execute('select pg_notify(?, ?)', [this.channel, id]);
   }
+
+  /** Other processes on the same server drop their cached copy when told (see registry-sync.ts). */
+  get channel(): string { return `plinth_tenants_${this.#schema}`; }
+
+  forget(id: string): void { this.#cache.delete(id); }
 
   /** Tenants whose recorded digest differs from the modules now loaded. */
   async outdated(digest: string): Promise<Tenant[]> {

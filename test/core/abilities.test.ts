@@ -2,6 +2,7 @@
 // caller and never shared, accessFilter turns rules into MikroORM filters, and
 // role changes take effect once the tenant's abilities are invalidated.
 import t from 'tap';
+import { subject } from '@casl/ability';
 import { AbilityFactory, accessFilter } from '../../core/access/abilities.ts';
 import { PermissionCatalog, type CallerValues } from '../../core/access/permission-catalog.ts';
 import type { RoleDirectory } from '../../core/access/role-directory.ts';
@@ -33,7 +34,7 @@ function fakeRoles(roles: Record<string, string[]>) {
 }
 
 const caller = (id: string, companyIds: string[] = []): CallerValues => ({ user: { id, companyIds }, company: { id: companyIds[0] ?? null } });
-const note = (o: Record<string, unknown>) => ({ __caslSubjectType__: 'Note', ...o });
+const note = (o: Record<string, unknown>) => subject('Note', { ...o });
 
 t.test('the permission catalog', async (t) => {
   const catalog = new PermissionCatalog([manifest]);
