@@ -1,6 +1,7 @@
 // Command-line arguments of `npm run scaffold`, and its help text. Entity
 // options (--fields, --label, ...) apply to the --entity before them.
 import { Problems, didYouMean } from './errors.ts';
+import { OPTIONS as FIELD_OPTIONS, SWITCHES as FIELD_SWITCHES } from './field-syntax.ts';
 import type { Scope } from './spec.ts';
 
 export interface EntityArgs {
@@ -104,6 +105,16 @@ export function parseArgs(argv: string[]): { args: CliArgs; problems: Problems }
   return { args, problems };
 }
 
+/** Words joined into lines of at most 100 characters, each line indented. */
+function wrapWords(items: string[], indent: string): string {
+  const lines: string[] = [];
+  for (const item of items) {
+    if (lines.length && lines[lines.length - 1].length + item.length < 100) lines[lines.length - 1] += ` ${item}`;
+    else lines.push(`${indent}${item}`);
+  }
+  return lines.join('\n');
+}
+
 export const HELP = `Scaffold a module from the catalog template: its manifest and its tests.
 
 Usage:
@@ -149,6 +160,8 @@ whole list in single quotes: the shell would read ( ) ! * ? # otherwise.
              :minLength=<n>  :maxLength=<n>  :pattern="<regex>"  :precision=<n>  :scale=<n>
              :values=a|b|c  :onDelete=restrict|cascade|setNull  :widget=<name>
              :example=<value>  (a valid value for the generated tests, e.g. for a pattern)
+  Every option of a manifest field is a modifier; the full list, from the kernel's schema:
+${wrapWords([...FIELD_SWITCHES.map((s) => `:${s}`), ...FIELD_OPTIONS.map((o) => `:${o}=`)], '             ')}
 
   A ref field is named after its target with an "Id" suffix (categoryId:ref(Category));
   the target is an entity of this module or of an installed one. Defaults take the

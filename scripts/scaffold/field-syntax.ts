@@ -9,7 +9,7 @@
 //
 // It says everything a manifest field can (FieldSchema in core/manifest/schema.ts);
 // the help text of scripts/scaffold.ts documents it for users.
-import { FieldTypes, type ManifestField } from '../../core/manifest/schema.ts';
+import { FieldSchema, FieldTypes, type ManifestField } from '../../core/manifest/schema.ts';
 import { didYouMean, type Problems } from './errors.ts';
 
 export interface FieldSpec {
@@ -26,16 +26,22 @@ export const FLAGS: Record<string, keyof ManifestField> = {
   '!': 'required', '*': 'translatable', '~': 'search', '^': 'sort', '=': 'filter', '#': 'unique',
 };
 
-const SWITCHES: Record<string, keyof ManifestField | 'list'> = {
-  required: 'required', translatable: 'translatable', sort: 'sort', sortable: 'sort', search: 'search', searchable: 'search',
-  filter: 'filter', filterable: 'filter', unique: 'unique', index: 'index', indexed: 'index', internal: 'internal', list: 'list',
-};
+// The modifiers come from the kernel's FieldSchema, so the syntax says whatever a
+// manifest field can, options added later included: every boolean option is a
+// switch (":secret"), every other one a key=value (":widget=key-value").
+type PropSchema = { type?: string; enum?: string[]; anyOf?: Array<{ const?: string }> };
+const PROPS = FieldSchema.properties as unknown as Record<string, PropSchema>;
+const ALIASES: Record<string, string> = { sortable: 'sort', searchable: 'search', filterable: 'filter', indexed: 'index', min: 'minimum', max: 'maximum' };
+/** Said by the type itself: string(120), enum(a|b), ref(Entity). */
+const BY_TYPE = new Set(['type', 'entity']);
 
-const OPTIONS = ['label', 'description', 'default', 'min', 'minimum', 'max', 'maximum', 'minLength', 'maxLength', 'pattern',
-  'precision', 'scale', 'values', 'onDelete', 'widget', 'example'] as const;
-type Option = (typeof OPTIONS)[number];
+export const SWITCHES = [...Object.keys(PROPS).filter((k) => PROPS[k].type === 'boolean'), 'list'];
+export const OPTIONS = [...Object.keys(PROPS).filter((k) => PROPS[k].type !== 'boolean' && !BY_TYPE.has(k)), 'example'];
+const MODIFIERS = [...SWITCHES, ...OPTIONS, ...Object.keys(ALIASES)];
 
-const ON_DELETE = ['restrict', 'cascade', 'setNull'] as const;
+/** The allowed words of an option given as a union of literals (onDelete: restrict|cascade|setNull). */
+const literals = (p: PropSchema | undefined) => p?.enum ?? (p?.anyOf?.every((a) => a.const !== undefined) ? p.anyOf.map((a) => a.const!) : undefined);
+
 const TYPE_NAMES: readonly string[] = FieldTypes;
 
 interface Token { text: string; quoted: boolean }
@@ -108,20 +114,24 @@ export function parseFieldDefinition(name: string, text: string, where: string, 
     if (!raw) { problems.add(where, 'an empty modifier (two colons in a row)'); continue; }
     if (/^[!*~^=#]+$/.test(raw)) { for (const flag of raw) field[FLAGS[flag]] = true; continue; }
     const eq = raw.indexOf('=');
-    const key = (eq < 0 ? raw : raw.slice(0, eq)).trim();
+    const written = (eq < 0 ? raw : raw.slice(0, eq)).trim();
+    const key = ALIASES[written] ?? written;
     if (eq < 0) {
-      const target = SWITCHES[key];
-      if (!target) { problems.add(where, `unknown modifier "${key}"${didYouMean(key, [...Object.keys(SWITCHES), ...OPTIONS])}`); continue; }
-      if (target === 'list') spec.list = true; else field[target] = true;
+      if (!SWITCHES.includes(key)) {
+        const hint = OPTIONS.includes(key) ? ` ("${key}" takes a value: ${key}=...)` : didYouMean(written, MODIFIERS);
+        problems.add(where, `unknown modifier "${written}"${hint}`);
+      } else if (key === 'list') spec.list = true;
+      else field[key] = true;
       continue;
     }
-    if (!(OPTIONS as readonly string[]).includes(key)) {
-      problems.add(where, `unknown option "${key}="${didYouMean(key, [...OPTIONS, ...Object.keys(SWITCHES)])}; options: ${OPTIONS.join(', ')}`);
+    if (!OPTIONS.includes(key)) {
+      const hint = SWITCHES.includes(key) ? ` ("${key}" is a switch: write :${key})` : didYouMean(written, MODIFIERS);
+      problems.add(where, `unknown option "${written}="${hint}; options: ${OPTIONS.join(', ')}`);
       continue;
     }
     if (given.has(key)) problems.add(where, `"${key}" is given twice`);
     given.add(key);
-    option(spec, key as Option, unquote(raw.slice(eq + 1)), where, problems);
+    option(spec, key, unquote(raw.slice(eq + 1)), where, problems);
   }
   return spec;
 }
@@ -160,45 +170,31 @@ function typeArguments(f: ManifestField, args: string | undefined, where: string
   }
 }
 
-function option(spec: FieldSpec, key: Option, value: Token, where: string, problems: Problems): void {
-  const f = spec.field;
-  const integer = (min: number) => {
-    if (/^\d+$/.test(value.text) && Number(value.text) >= min) return Number(value.text);
-    problems.add(where, `${key}=${value.text}: must be an integer >= ${min}`);
-    return undefined;
-  };
-  const number = () => {
-    if (/^-?\d+(\.\d+)?$/.test(value.text)) return Number(value.text);
-    problems.add(where, `${key}=${value.text}: must be a number`);
-    return undefined;
-  };
-  switch (key) {
-    case 'label': f.label = value.text; return;
-    case 'description': f.description = value.text; return;
-    case 'pattern': f.pattern = value.text; return;
-    case 'widget': f.widget = value.text; return;
-    case 'min': case 'minimum': f.minimum = number(); return;
-    case 'max': case 'maximum': f.maximum = number(); return;
-    case 'minLength': f.minLength = integer(0); return;
-    case 'maxLength': f.maxLength = integer(1); return;
-    case 'precision': f.precision = integer(1); return;
-    case 'scale': f.scale = integer(0); return;
-    case 'values': {
-      const values = value.text.split('|');
-      if (values.some((v) => !v)) problems.add(where, 'values=: values are separated by "|" and cannot be empty');
-      else f.values = values;
-      return;
-    }
-    case 'onDelete':
-      if ((ON_DELETE as readonly string[]).includes(value.text)) f.onDelete = value.text as ManifestField['onDelete'];
-      else problems.add(where, `onDelete=${value.text}: one of ${ON_DELETE.join(', ')}${didYouMean(value.text, ON_DELETE)}`);
-      return;
-    case 'default': {
-      const v = typedValue(f.type, value, where, 'default', problems);
-      if (v !== undefined) f.default = v as ManifestField['default'];
-      return;
-    }
-    case 'example': spec.example = typedValue(f.type, value, where, 'example', problems); return;
+function option(spec: FieldSpec, key: string, value: Token, where: string, problems: Problems): void {
+  const f = spec.field as Record<string, unknown>;
+  const bad = (what: string) => { problems.add(where, `${key}=${value.text}: ${what}`); };
+  if (key === 'default' || key === 'example') {
+    const v = typedValue(spec.field.type, value, where, key, problems);
+    if (v !== undefined) { if (key === 'default') f.default = v; else spec.example = v; }
+    return;
+  }
+  if (key === 'values') {
+    const values = value.text.split('|');
+    if (values.some((v) => !v)) bad('values are separated by "|" and cannot be empty');
+    else f.values = values;
+    return;
+  }
+  const prop = PROPS[key];
+  const words = literals(prop);
+  if (words) {
+    if (words.includes(value.text)) f[key] = value.text;
+    else bad(`one of ${words.join(', ')}${didYouMean(value.text, words)}`);
+  } else if (prop.type === 'integer') {
+    if (/^\d+$/.test(value.text)) f[key] = Number(value.text); else bad('must be a whole number');
+  } else if (prop.type === 'number') {
+    if (/^-?\d+(\.\d+)?$/.test(value.text)) f[key] = Number(value.text); else bad('must be a number');
+  } else {
+    f[key] = value.text;
   }
 }
 

@@ -10,7 +10,7 @@ import { loadManifests, parseManifest } from '../../core/manifest/loader.ts';
 import type { Manifest } from '../../core/manifest/schema.ts';
 import { Problems, ScaffoldError, badInput } from './errors.ts';
 import { FileList, display } from './files.ts';
-import { DEFAULT_AREA, DEFAULT_PREFIX, conventionsOf, planEntity, planModule, type EntityPlan } from './model.ts';
+import { DEFAULT_AREA, DEFAULT_PREFIX, conventionsOf, dependencyOrder, planEntity, planModule, type EntityPlan } from './model.ts';
 import { camel, kebab } from './names.ts';
 import { openProject, type Paths, type Project } from './project.ts';
 import { loadTemplates, manifestView, testView, type Templates } from './render.ts';
@@ -89,7 +89,7 @@ async function addToModule(spec: ModuleSpec, project: Project, templates: Templa
     .filter((f) => f.type === 'ref' && !own.has(f.entity!)).map((f) => project.entities.get(f.entity!)!.module);
   const dependsOn = [...new Set([...(spec.dependsOn ?? []), ...referenced])].filter((m) => m !== manifest.id);
   const { text, notes } = addEntities(previous, manifest, added, codes, dependsOn, templates);
-  await kernelCheck(text, manifestFile, project, (manifest.entities ?? []).map((e) => e.name).concat(added.map((e) => e.name)));
+  await kernelCheck(text, manifestFile, project, [...(manifest.entities ?? []), ...dependencyOrder(added)].map((e) => e.name));
 
   const files = new FileList();
   files.addFile({ path: manifestFile, contents: text, action: 'update', previous });

@@ -81,7 +81,13 @@ export function appendToArray(text: string, node: JsonNode, elements: string[]):
   if (node.items.length) {
     const last = node.items.at(-1)!;
     const multiLine = text.slice(node.start, node.end).includes('\n');
-    if (!multiLine) return { at: last.end, remove: 0, insert: elements.map((e) => `, ${e}`).join('') };
+    if (!multiLine && !elements.some((e) => e.includes('\n'))) return { at: last.end, remove: 0, insert: elements.map((e) => `, ${e}`).join('') };
+    if (!multiLine) {
+      // A one-line array gains block elements on lines of their own; only the whitespace before "]" changes.
+      const outer = indentAt(text, node.start);
+      const inner = `${outer}  `;
+      return { at: last.end, remove: node.end - last.end, insert: `${elements.map((e) => `,\n${inner}${reindent(e, inner)}`).join('')}\n${outer}]` };
+    }
     const indent = indentAt(text, node.items[0].start);
     return { at: last.end, remove: 0, insert: elements.map((e) => `,\n${indent}${reindent(e, indent)}`).join('') };
   }

@@ -46,7 +46,7 @@ export interface ModuleSpec {
 }
 
 const Str = Type.String();
-const Opt = <T extends Parameters<typeof Type.Optional>[0]>(s: T) => Type.Optional(s);
+const Opt = Type.Optional;
 
 const SpecEntity = Type.Object({
   name: Str,
@@ -83,7 +83,7 @@ const validateField = ajv.compile(SpecField);
 
 type SpecFileData = { module?: string; entities?: Array<Record<string, unknown> & { name: string; fields: string | Record<string, unknown> }> } & Record<string, unknown>;
 
-function ajvProblem(file: string, errors: typeof validateSpec.errors): string {
+function ajvProblem(errors: typeof validateSpec.errors): string {
   const e = errors![0];
   const extra = e.keyword === 'additionalProperties' ? ` "${(e.params as { additionalProperty: string }).additionalProperty}"` : '';
   return `${e.instancePath || '/'} ${e.message}${extra}`;
@@ -96,7 +96,7 @@ export async function readSpecFile(path: string): Promise<SpecFileData> {
   }
   let data: unknown;
   try { data = JSON.parse(text); } catch (err) { throw badInput(path, `is not valid JSON: ${(err as Error).message}`); }
-  if (!validateSpec(data)) throw badInput(path, ajvProblem(path, validateSpec.errors));
+  if (!validateSpec(data)) throw badInput(path, ajvProblem(validateSpec.errors));
   return data as SpecFileData;
 }
 
@@ -113,7 +113,7 @@ function entityFromFile(e: Record<string, unknown> & { name: string; fields: str
         const { list, example, ...field } = value as unknown as Record<string, unknown>;
         fields.push({ name, field: field as FieldSpec['field'], ...(list ? { list: true } : {}), ...(example !== undefined ? { example } : {}) });
       } else {
-        problems.add(`${where} /entities/${e.name}/fields/${name}`, ajvProblem(where, validateField.errors));
+        problems.add(at, `${ajvProblem(validateField.errors)} (in ${where})`);
       }
     }
   }

@@ -5,7 +5,7 @@ import { relative, dirname } from 'node:path';
 import type { ManifestEntity, ManifestField } from '../../core/manifest/schema.ts';
 import { Problems } from './errors.ts';
 import type { EntityPlan, ModulePlan } from './model.ts';
-import { camel, capitalize, inText } from './names.ts';
+import { JS_WORDS, camel, capitalize, inText } from './names.ts';
 import type { Project } from './project.ts';
 import { NO_SAMPLE, invalidValue, js, queryValue, sampleValue } from './samples.ts';
 
@@ -22,6 +22,10 @@ export interface TestView {
   companyScoped: boolean;
   /** JS object literals: the created row, a second row, the PUT replacement */
   samples: string[];
+  /** what a response shows of each sample: SAMPLES[i], or shown(SAMPLES[i]) without write-only fields */
+  expect: string[];
+  /** JS array literal of the write-only (secret) fields, or null */
+  writeOnly: string | null;
   /** statements creating the rows a new row must reference (inside references()) */
   refSteps: string[];
   /** JS object literal of the ref fields, e.g. "{ locationId: location.id }" */
@@ -37,7 +41,12 @@ export interface TestView {
 
 interface Target { name: string; definition: ManifestEntity; path?: string; examples: Record<string, unknown> }
 
-const writable = (d: ManifestEntity) => Object.entries(d.fields).filter(([, f]) => !f.internal);
+/** Names the generated test already uses where references() declares its rows. */
+const TAKEN = new Set(['as', 'build', 'create', 'ctx', 'references', 'refs', 't', 'tenant']);
+
+/** Fields a request body may carry: not internal, not read-only (option names the kernel may not know yet stay optional). */
+const writable = (d: ManifestEntity) => Object.entries(d.fields).filter(([, f]) => !f.internal && !(f as { readOnly?: boolean }).readOnly);
+const isSecret = (f: ManifestField) => (f as { secret?: boolean }).secret === true;
 
 function samples(t: Target, n: number, problems: Problems, where: string): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -103,7 +112,8 @@ export function planTest(entity: EntityPlan, module: TestModule, local: Map<stri
     const name = f.entity!;
     if (made.has(name)) return made.get(name)!;
     if (name === 'Company' && !project.entities.get(name)?.path) { made.set(name, 'tenant.companyId'); return 'tenant.companyId'; }
-    const variable = camel(name.charAt(0).toLowerCase() + name.slice(1));
+    const lower = camel(name.charAt(0).toLowerCase() + name.slice(1));
+    const variable = TAKEN.has(lower) || JS_WORDS.has(lower) ? `${lower}Row` : lower;
     if (name === 'User' && !project.entities.get(name)?.path) {
       steps.push(`const ${variable} = await ctx.user(tenant, { codes: [] });`);
       made.set(name, `${variable}.id`);
@@ -118,7 +128,7 @@ export function planTest(entity: EntityPlan, module: TestModule, local: Map<stri
     made.set(name, `${variable}.id`);
     const refs = refsOf(t);
     const body = js(minimal(t.definition, samples(t, 1, problems, 'referenced')));
-    const payload = refs.length ? `{ ...${body}, ${refs.join(', ')} }` : body;
+    const payload = !refs.length ? body : body === '{}' ? `{ ${refs.join(', ')} }` : `${body.slice(0, -2)}, ${refs.join(', ')} }`;
     steps.push(`const ${variable} = await create(tenant, '${t.path}', ${payload});`);
     return `${variable}.id`;
   };
@@ -137,7 +147,8 @@ export function planTest(entity: EntityPlan, module: TestModule, local: Map<stri
   else if (refFilter) list = { query: `${refFilter[0]}=\${refs.${refFilter[0]}}`, what: `filtered by ${refFilter[0]}`, both: true };
   else list = { query: 'size=10&sort=-createdAt', what: 'sorted', both: true };
 
-  const patchField = fields.find(([name, f]) => f.type !== 'ref' && name in rows[0] && differs(name, 0, 2))?.[0];
+  const patchField = fields.find(([name, f]) => f.type !== 'ref' && !isSecret(f) && name in rows[0] && differs(name, 0, 2))?.[0];
+  const writeOnly = fields.filter(([, f]) => isSecret(f)).map(([name]) => name);
   const patch = patchField ? { [patchField]: rows[0][patchField] } : {};
   const missing = fields.find(([, f]) => f.required && f.default === undefined && !f.translatable)?.[0]
     ?? fields.find(([, f]) => f.required && f.translatable)?.[0] ?? null;
@@ -159,6 +170,8 @@ export function planTest(entity: EntityPlan, module: TestModule, local: Map<stri
     manageCode: module.manageCode,
     companyScoped: entity.definition.scope === 'company',
     samples: rows.map((r) => wrap(js(r), '    ')),
+    expect: [0, 1, 2].map((i) => (writeOnly.length ? `shown(SAMPLES[${i}])` : `SAMPLES[${i}]`)),
+    writeOnly: writeOnly.length ? js(writeOnly) : null,
     refSteps: steps,
     refs: refs.length ? `{ ${refs.join(', ')} }` : '{}',
     list,

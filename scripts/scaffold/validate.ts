@@ -95,10 +95,10 @@ function validateEntity(e: EntitySpec, problems: Problems): void {
     else if (JS_WORDS.has(name)) problems.add(at, `"${name}" is a JavaScript reserved word or Object property; pick another name`);
     else if (SQL_WORDS.has(snake(name))) problems.add(at, `"${snake(name)}" is a reserved word of SQL; pick another name (e.g. "${name}Name" or "${name}Code")`);
     const column = snake(name);
-    if (['id', 'company_id', 'created_at', 'updated_at', 'version'].includes(column) && !(column === 'company_id' && e.scope === 'tenant')) {
-      if (!KERNEL_FIELDS.has(name) && name !== 'companyId') problems.add(at, `its column "${column}" is the kernel's`);
-    }
-    if (columns.has(column)) problems.add(at, `its column "${column}" is also the column of "${columns.get(column)}"`);
+    const kernelColumns = ['id', 'created_at', 'updated_at', 'version', ...(e.scope === 'company' ? ['company_id'] : [])];
+    if (kernelColumns.includes(column) && !KERNEL_FIELDS.has(name) && name !== 'companyId') problems.add(at, `its column "${column}" is the kernel's`);
+    if (columns.get(column) === name) problems.add(at, 'is given twice');
+    else if (columns.has(column)) problems.add(at, `its column "${column}" is also the column of "${columns.get(column)}"`);
     columns.set(column, name);
     if (!(FieldTypes as readonly string[]).includes(field.type)) problems.add(at, `unknown type "${field.type}"; types: ${FieldTypes.join(', ')}`);
     if (field.filter && RANGE_TYPES.has(field.type)) {

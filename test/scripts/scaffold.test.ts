@@ -133,6 +133,8 @@ t.test('bad input: exit 2, every problem named, nothing written', async (t) => {
     ['an SQL reserved word', ['shop', '--entity', 'Order', '--fields', 'order:integer'], /Order\.order: "order" is a reserved word of SQL/],
     ['a JavaScript reserved word', ['shop', '--entity', 'Order', '--fields', 'class:string'], /Order\.class: "class" is a JavaScript reserved word/],
     ['Object.prototype', ['shop', '--entity', 'Order', '--fields', 'constructor:string'], /Order\.constructor: .*JavaScript reserved word or Object property/],
+    ['a field twice', ['shop', '--entity', 'Order', '--fields', 'code:string,code:text'], /Order\.code: is given twice/],
+    ['a kernel column', ['shop', '--entity', 'Order', '--fields', 'createdAT:datetime'], /Order\.createdAT: its column "created_at" is the kernel's/],
     ['unknown type', ['shop', '--entity', 'Order', '--fields', 'total:money'], /Order\.total: unknown type "money"; types: string, text, integer/],
     ['misspelt type', ['shop', '--entity', 'Order', '--fields', 'code:strng'], /Order\.code: unknown type "strng" \(did you mean "string"\?\)/],
     ['field without type', ['shop', '--entity', 'Order', '--fields', 'code'], /Order\.code: needs a type/],
@@ -166,6 +168,27 @@ t.test('bad input: exit 2, every problem named, nothing written', async (t) => {
     t.match(res.err, /4 problems/);
     for (const m of [/order: entity names/, /order\.id: reserved/, /order\.total: unknown type/, /Item\.class:/]) t.match(res.err, m);
   });
+  t.test('a bad spec file', async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), 'plinth-scaffold-spec-'));
+    t.teardown(() => rm(dir, { recursive: true, force: true }));
+    const specs: [string, string, string[], RegExp][] = [
+      ['not JSON', '{ "module": ', [], /broken\.json: is not valid JSON/],
+      ['an unknown key', '{ "module": "shop", "entitys": [] }', [], /broken\.json: \/ must NOT have additional properties "entitys"/],
+      ['a field object the manifest would not take', '{ "module": "shop", "entities": [{ "name": "Order", "fields": { "code": { "type": "string", "colour": "red" } } }] }', [],
+        /Order\.code: \/ must NOT have additional properties "colour" \(in broken\.json\)/],
+      ['another module than the command', '{ "module": "shop", "entities": [{ "name": "Order", "fields": "code:string" }] }', ['depot'],
+        /module: the command names module "depot", the spec file "shop"/],
+      ['a missing file', '', [], /--spec: cannot read .*missing\.json: ENOENT/],
+    ];
+    for (const [what, text, argv, message] of specs) {
+      const file = join(dir, text ? 'broken.json' : 'missing.json');
+      if (text) await writeFile(file, text);
+      const res = await scaffold(root, ...argv, '--spec', file);
+      t.equal(res.code, 2, what);
+      t.match(res.err, message, what);
+    }
+  });
+
   t.test('a pattern with an :example= is fine', async (t) => {
     const res = await scaffold(root, 'shop', '--dry-run', '--entity', 'Order', '--fields', 'code:string(8)!#:pattern="^Q[0-9]{7}$":example=Q0000001');
     t.equal(res.code, 0, res.err);
@@ -287,6 +310,36 @@ t.test('--add-entity', async (t) => {
     ]);
     t.same(after.menu!.at(-1), { label: 'Brands', path: '/catalog/brands', permission: 'erp:catalog:view', icon: 'tag' });
     t.same(after.routes!.at(-1), { entity: 'Brand', path: '/api/brands' });
+  });
+
+  t.test('a hand-written manifest: one-line arrays, string subjects, no menu', async (t) => {
+    const root = await project(t);
+    const file = join(root, 'manifests/tools.json');
+    const handWritten = `{
+  "id": "tools", "name": "Tools", "version": "1.0.0",
+  "permissions": [
+    { "code": "erp:tools:view", "description": "Read tools", "grants": [{ "action": "read", "subject": "Tool" }] },
+    { "code": "erp:tools:manage", "description": "Look after tools", "grants": [
+      { "action": ["read", "create", "update", "delete"], "subject": "Tool" },
+      { "action": "delete", "subject": "Tool", "inverted": true, "conditions": { "locked": true } }] }
+  ],
+  "entities": [{ "name": "Tool", "scope": "company", "fields": { "tag": { "type": "string", "required": true }, "locked": { "type": "boolean" } } }],
+  "routes": [{ "entity": "Tool", "path": "/api/tools" }]
+}
+`;
+    await writeFile(file, handWritten);
+    const res = await scaffold(root, 'tools', '--add-entity', '--entity', 'Kit', '--fields', 'name:string(80)!,toolId:ref(Tool)=');
+    t.equal(res.code, 0, res.err);
+    const text = await readFile(file, 'utf8');
+    const m = parseManifest(text, 'tools.json');
+    t.same(m.permissions!.map((p) => p.description), ['Read tools and kits', 'Look after tools']);
+    t.same(m.permissions!.flatMap((p) => p.grants.map((g) => g.subject)), [['Tool', 'Kit'], ['Tool', 'Kit'], 'Tool'],
+      'plain grants widen; a conditional one stays the developer\'s');
+    t.match(text, '"routes": [{ "entity": "Tool", "path": "/api/tools" }, { "entity": "Kit", "path": "/api/kits" }]', 'a one-line array stays one line');
+    t.same(m.menu, [{ label: 'Kits', path: '/tools/kits', permission: 'erp:tools:view' }], 'a menu where there was none');
+    t.same(m.entities!.map((e) => e.name), ['Tool', 'Kit']);
+    t.ok(text.startsWith(handWritten.slice(0, handWritten.indexOf('"Read tools"'))));
+    t.ok(existsSync(join(root, 'test/plugins/tools/kit.test.ts')));
   });
 
   t.test('refuses what it cannot add', async (t) => {
