@@ -15,6 +15,7 @@ import { installOpenApi } from './http/openapi.ts';
 import { installRequestContext } from './http/request-context.ts';
 import { registerAuthRoutes } from './http/auth-routes.ts';
 import { registerPlatformRoutes } from './http/platform-routes.ts';
+import { registerDatabaseSizeRoutes } from './http/database-size-routes.ts';
 import { registerHealthRoutes } from './http/health-routes.ts';
 import { entitySchemas, registerModuleRoutes } from './http/module-routes.ts';
 import { httpError } from './errors.ts';
@@ -66,6 +67,7 @@ export async function buildApp(kernel: Kernel, opts: AppOptions = {}): Promise<F
   installRequestContext(app, kernel, tokens, abilities);
   registerHealthRoutes(app, kernel);
   registerAuthRoutes(app, kernel, tokens, abilities);
+  registerDatabaseSizeRoutes(app, kernel);
   registerPlatformRoutes(app, kernel);
   for (const module of kernel.modules) registerModuleRoutes(app, kernel, module);
   // Validators compile when the app is ready; by then every shared schema is added.

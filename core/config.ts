@@ -1,6 +1,6 @@
 // Configuration from the environment, read once. buildApp() takes a Config, so
 // tests and scripts can override any part without touching process.env.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 
@@ -13,6 +13,8 @@ export interface Config {
   host: string;
   port: number;
   jwtSecret: string;
+  /** key of secret fields' encryption at rest (SECRET_KEY) */
+  secretKey: string;
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
   poolSize: number;
@@ -31,17 +33,21 @@ export interface Config {
 const int = (v: string | undefined, fallback: number) => (v && /^\d+$/.test(v) ? Number(v) : fallback);
 
 /** A secret from the environment, else one generated once and kept in the data directory. */
-function jwtSecret(env: NodeJS.ProcessEnv, dataDir: string): string {
-  if (env.JWT_SECRET) {
-    if (env.JWT_SECRET.length < 32) throw new Error('JWT_SECRET must be at least 32 characters');
-    return env.JWT_SECRET;
+function persistedSecret(env: NodeJS.ProcessEnv, dataDir: string, variable: string, fileName: string): string {
+  const given = env[variable];
+  if (given) {
+    if (given.length < 32) throw new Error(`${variable} must be at least 32 characters`);
+    return given;
   }
-  const file = join(dataDir, 'jwt-secret');
+  const file = join(dataDir, fileName);
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();
   mkdirSync(dataDir, { recursive: true });
-  const secret = randomBytes(48).toString('base64url');
-  writeFileSync(file, secret, { mode: 0o600 });
-  return secret;
+  // written aside, then linked into place: of processes starting together one wins
+  // and every one of them reads the winner's secret, never a half-written file
+  const draft = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  writeFileSync(draft, randomBytes(48).toString('base64url'), { mode: 0o600 });
+  try { linkSync(draft, file); } catch (err) { if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err; } finally { unlinkSync(draft); }
+  return readFileSync(file, 'utf8').trim();
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -60,7 +66,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     pgliteInMemory: env.PGLITE_MEMORY === 'true',
     host: env.HOST ?? '127.0.0.1',
     port: int(env.PORT, 3000),
-    jwtSecret: jwtSecret(env, dataDir),
+    jwtSecret: persistedSecret(env, dataDir, 'JWT_SECRET', 'jwt-secret'),
+    // losing it makes every stored secret unreadable: set it (and back it up) in production
+    secretKey: persistedSecret(env, dataDir, 'SECRET_KEY', 'secret-key'),
     accessTokenTtlSeconds: int(env.ACCESS_TOKEN_TTL, 900),
     refreshTokenTtlSeconds: int(env.REFRESH_TOKEN_TTL, 30 * 24 * 3600),
     poolSize: int(env.DB_POOL_SIZE, 10),

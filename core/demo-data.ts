@@ -20,7 +20,7 @@ export async function seedModuleDemoData(kernel: Kernel, em: EntityManager, sche
     if (!existsSync(file)) continue;
     const data = JSON.parse(readFileSync(file, 'utf8')) as DemoRows;
     for (const [entity, rows] of Object.entries(data)) {
-      const service = new CrudService(kernel.model(entity), kernel.models);
+      const service = new CrudService(kernel.model(entity), kernel.models, kernel.secrets);
       for (const { $key, ...row } of rows) {
         const resolved = Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'string' && v.startsWith('$') ? keys.get(v.slice(1)) : v]));
         const created = await service.create(ctx as never, resolved);

@@ -14,6 +14,7 @@ import { TenantRegistry } from './tenancy/registry.ts';
 import { syncRegistry } from './tenancy/registry-sync.ts';
 import { PermissionCatalog } from './access/permission-catalog.ts';
 import type { PluginModule } from './plugin-api.ts';
+import { SecretBox } from './secrets.ts';
 
 export interface LoadedModule extends LoadedManifest { plugin?: PluginModule }
 
@@ -26,6 +27,8 @@ export interface Kernel {
   dbs: Databases;
   tenants: TenantRegistry;
   permissions: PermissionCatalog;
+  /** encrypts and decrypts secret fields */
+  secrets: SecretBox;
   model(name: string): EntityModel;
   close(): Promise<void>;
 }
@@ -58,6 +61,7 @@ export async function openKernel(config: Config): Promise<Kernel> {
     digest: schemaDigest(versions),
     dbs, tenants,
     permissions: new PermissionCatalog(manifests),
+    secrets: new SecretBox(config.secretKey),
     model(name) {
       const m = models.get(name);
       if (!m) throw new Error(`no module declares entity "${name}"`);

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 
 export const REDACT = [
   'req.headers.authorization', 'req.headers.cookie', 'headers.authorization',
-  '*.password', '*.passwordHash', '*.refreshToken', '*.accessToken', '*.token', '*.secret', '*.jwtSecret',
+  '*.password', '*.passwordHash', '*.refreshToken', '*.accessToken', '*.token', '*.secret', '*.jwtSecret', '*.secretKey',
 ];
 
 /** pino options; extra ones (a stream, a level) are merged, and never drop the redaction. */

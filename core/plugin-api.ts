@@ -7,6 +7,38 @@ import type { Kernel } from './kernel.ts';
 
 export type PluginHandler = (request: FastifyRequest, reply: FastifyReply, kernel: Kernel) => Promise<unknown>;
 
+export type WriteOp = 'create' | 'replace' | 'update' | 'delete';
+
+export interface WriteEvent {
+  op: WriteOp;
+  /** the row's id; absent before a create */
+  id?: string;
+  /** the validated request body; absent on delete */
+  body?: Record<string, unknown>;
+}
+
+/**
+ * Rules of one entity the generated CRUD routes run around each write. Both
+ * run inside the request's context (request.em, request.ability); they throw
+ * coded errors (httpError) to refuse a write.
+ */
+export interface EntityHooks {
+  /** Before the write; may return a changed body (e.g. normalised). */
+  beforeWrite?(request: FastifyRequest, event: WriteEvent, kernel: Kernel): Promise<Record<string, unknown> | void>;
+  /** After the write was committed. */
+  afterWrite?(request: FastifyRequest, event: WriteEvent & { id: string }, kernel: Kernel): Promise<void>;
+}
+
 export interface PluginModule {
   handlers?: Record<string, PluginHandler>;
+  /** by entity name, for entities this module declares */
+  hooks?: Record<string, EntityHooks>;
 }
+
+// The kernel parts a handler builds on, so plugins need no deep imports.
+export { CrudService, etag, checkIfMatch } from './crud/crud-service.ts';
+export { crudContext } from './http/crud-routes.ts';
+export { httpError } from './errors.ts';
+export { hashPassword } from './auth/passwords.ts';
+export { languagePreference, pick } from './i18n.ts';
+export { ADMIN_ROLE } from './access/role-directory.ts';

@@ -4,7 +4,8 @@
 // If-Match and the optimistic-lock version, so no write is silently lost.
 import { LockMode, type EntityManager } from '@mikro-orm/core';
 import { subject as asSubject } from '@casl/ability';
-import type { EntityModel } from '../model/entity-model.ts';
+import { COMPANY_ENTITY, type EntityModel, type FieldModel } from '../model/entity-model.ts';
+import type { SecretBox } from '../secrets.ts';
 import { accessFilter, type Ability } from '../access/abilities.ts';
 import { httpError, type FieldError } from '../errors.ts';
 import { SqlReader } from './sql-reader.ts';
@@ -33,10 +34,12 @@ export class CrudService {
   readonly toDto: ReturnType<typeof rowMapper>;
   #models: Map<string, EntityModel>;
   #reader: SqlReader;
+  #secrets?: SecretBox;
 
-  constructor(model: EntityModel, models: Map<string, EntityModel>) {
+  constructor(model: EntityModel, models: Map<string, EntityModel>, secrets?: SecretBox) {
     this.model = model;
     this.#models = models;
+    this.#secrets = secrets;
     this.toDto = rowMapper(model);
     this.#reader = new SqlReader(model);
   }
@@ -51,11 +54,13 @@ export class CrudService {
     return parts.length === 1 ? parts[0] : { $and: parts };
   }
 
-  async list(ctx: CrudContext, q: ListQuery, languagesUsed?: Set<string>): Promise<Page> {
+  /** `within` narrows the list further, e.g. { companyId } of a sub-resource path. */
+  async list(ctx: CrudContext, q: ListQuery, languagesUsed?: Set<string>, within?: Where): Promise<Page> {
     const page = q.page ?? 1;
     const size = q.size ?? 50;
-    const scope = this.scopeFilter(ctx, 'read');
-    if (scope === null) return { items: [], page, size, total: 0 };
+    const allowed = this.scopeFilter(ctx, 'read');
+    if (allowed === null) return { items: [], page, size, total: 0 };
+    const scope = within ? { $and: [allowed, within] } : allowed;
     const { rows, total } = await this.#reader.list(ctx.em, ctx.schema, scope, q, ctx.read.prefs);
     return { items: rows.map((r) => this.toDto(r, ctx.read, languagesUsed)), page, size, total };
   }
@@ -67,14 +72,16 @@ export class CrudService {
     return row;
   }
 
-  async create(ctx: CrudContext, body: Record<string, unknown>): Promise<Row> {
+  /** `internal`: values of fields the API never writes (a password hash), set by a module's handler. */
+  async create(ctx: CrudContext, body: Record<string, unknown>, internal: Row = {}): Promise<Row> {
     await this.#check(ctx, body);
     const data: Row = {};
     for (const f of this.model.fields) {
       if (f.translatable) continue;
-      if (body[f.name] !== undefined) data[f.name] = storedValue(f, body[f.name]);
+      if (!f.readOnly && body[f.name] !== undefined) data[f.name] = this.#stored(f, body[f.name]);
       else if (f.default !== undefined) data[f.name] = storedValue(f, f.default);
     }
+    Object.assign(data, internal);
     this.#applyTranslations(ctx, data, undefined, body, false);
     this.#requireTranslations(data);
     if (this.model.scope === 'company') data.companyId = ctx.companyId;
@@ -91,7 +98,7 @@ export class CrudService {
       checkIfMatch(opts.ifMatch, row.version);
       this.#assertCan(ctx, 'update', row);
       const data: Row = {};
-      for (const f of this.model.fields) if (!f.translatable && body[f.name] !== undefined) data[f.name] = storedValue(f, body[f.name]);
+      for (const f of this.model.writable) if (!f.translatable && body[f.name] !== undefined) data[f.name] = this.#stored(f, body[f.name]);
       this.#applyTranslations(ctx, data, row, body, opts.replace);
       em.assign(row, data);
       this.#requireTranslations(row);
@@ -110,6 +117,13 @@ export class CrudService {
       em.remove(row);
       await em.flush();
     });
+  }
+
+  /** A written value as stored: secrets sealed, decimals normalised. */
+  #stored(f: FieldModel, value: unknown): unknown {
+    if (!f.secret || typeof value !== 'string') return storedValue(f, value);
+    if (!this.#secrets) throw new Error(`${this.model.name}.${f.name} is secret, but no SecretBox was given`);
+    return this.#secrets.encrypt(value);
   }
 
   async #load(em: EntityManager, ctx: CrudContext, id: string, forUpdate: boolean): Promise<Row> {
@@ -136,6 +150,13 @@ export class CrudService {
         if (await em.count(other.schema, where) > 0) {
           throw httpError('CONFLICT', `${other.name} rows still reference this ${this.model.name} through ${f.name}`);
         }
+      }
+    }
+    // company-scoped rows belong to their company through companyId, a column with no foreign key
+    if (this.model.name !== COMPANY_ENTITY) return;
+    for (const other of this.#models.values()) {
+      if (other.scope === 'company' && await em.count(other.schema, { companyId: id }) > 0) {
+        throw httpError('CONFLICT', `${other.name} rows still belong to this ${this.model.name}`);
       }
     }
   }

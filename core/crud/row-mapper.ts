@@ -1,5 +1,5 @@
 // Entity row ↔ API shape. Built once per model: resolves translatable fields to
-// one language, drops internal fields, and merges written text into the
+// one language, drops internal and secret fields, and merges written text into the
 // language map so no other language is lost.
 import type { EntityModel, FieldModel } from '../model/entity-model.ts';
 import { DECIMAL_DEFAULT } from '../model/entity-builder.ts';
@@ -16,7 +16,7 @@ export type Row = Record<string, any>;
 export type Dto = Record<string, unknown>;
 
 export function rowMapper(model: EntityModel) {
-  const plain = model.fields.filter((f) => !f.translatable).map((f) => f.name);
+  const plain = model.readable.filter((f) => !f.translatable).map((f) => f.name);
   const translatable = model.translatable.map((f) => f.name);
   const company = model.scope === 'company';
   return (row: Row, opts: ReadOptions, used?: Set<string>): Dto => {

@@ -33,7 +33,8 @@ export class SqlReader {
     this.model = model;
     const cols = [`${q('id')}`];
     if (model.scope === 'company') cols.push(`"company_id" as "companyId"`);
-    for (const f of model.fields) cols.push(f.type === 'datetime' ? `${iso(q(f.column))} as ${q(f.name)}` : `${q(f.column)} as ${q(f.name)}`);
+    // secret fields are never read back: their ciphertext stays in the database
+    for (const f of model.readable) cols.push(f.type === 'datetime' ? `${iso(q(f.column))} as ${q(f.name)}` : `${q(f.column)} as ${q(f.name)}`);
     cols.push(`${iso('"created_at"')} as "createdAt"`, `${iso('"updated_at"')} as "updatedAt"`, '"version"');
     this.#columns = cols.join(', ');
     this.#byColumn = new Map([...Object.entries(KERNEL_COLUMNS), ...model.fields.map((f) => [f.name, f.column] as const)]);

@@ -13,6 +13,7 @@ import { httpError } from '../errors.ts';
 import { problemResponses } from './problem.ts';
 import { TRANSLATIONS_PARAM, listQuerySchema, schemaId } from './entity-schemas.ts';
 import type { RouteAccess } from './request-context.ts';
+import type { WriteEvent } from '../plugin-api.ts';
 
 type Op = NonNullable<CrudRoute['operations']>[number];
 const ALL_OPS: Op[] = ['list', 'read', 'create', 'replace', 'update', 'delete'];
@@ -50,9 +51,16 @@ export function crudContext(request: FastifyRequest, kernel: Kernel): CrudContex
   };
 }
 
-export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: CrudRoute): void {
+/**
+ * `taken`: "METHOD /path" of the module's custom routes, which a CRUD path
+ * may share (POST /api/users by a handler): those are no 405.
+ */
+export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: CrudRoute, taken = new Set<string>()): void {
   const model = kernel.model(route.entity);
-  const service = new CrudService(model, kernel.models);
+  const service = new CrudService(model, kernel.models, kernel.secrets);
+  const hooks = kernel.modules.find((m) => m.manifest.id === model.module)?.plugin?.hooks?.[model.name];
+  const before = async (request: FastifyRequest, event: WriteEvent) => (await hooks?.beforeWrite?.(request, event, kernel)) ?? event.body;
+  const after = async (request: FastifyRequest, event: WriteEvent & { id: string }) => { await hooks?.afterWrite?.(request, event, kernel); };
   const ops = new Set(route.operations ?? ALL_OPS);
   const plural = pascal(route.path.split('/').pop()!);
   const opId = (verb: string, noun: string) => `${model.module.replace(/-./g, (m) => m[1].toUpperCase())}${verb}${noun}`;
@@ -108,15 +116,20 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
       },
     }, async (request, reply) => {
       const ctx = crudContext(request, kernel);
-      const row = await service.create(ctx, request.body as Record<string, unknown>);
+      const body = await before(request, { op: 'create', body: request.body as Record<string, unknown> });
+      const row = await service.create(ctx, body!);
+      await after(request, { op: 'create', id: row.id, body });
       reply.header('location', `${route.path}/${row.id}`);
       return send(request, reply, ctx, row, 201);
     });
   }
   const update = (replace: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
     const ctx = crudContext(request, kernel);
-    const row = await service.update(ctx, (request.params as { id: string }).id, request.body as Record<string, unknown>,
-      { ifMatch: request.headers['if-match'], replace });
+    const { id } = request.params as { id: string };
+    const op = replace ? 'replace' : 'update';
+    const body = await before(request, { op, id, body: request.body as Record<string, unknown> });
+    const row = await service.update(ctx, id, body!, { ifMatch: request.headers['if-match'], replace });
+    await after(request, { op, id, body });
     return send(request, reply, ctx, row);
   };
   const writeHeaders = Type.Object({ ...headerSchema(model, true).properties, 'if-match': Type.Optional(Type.String({ description: 'ETag of the version this write is based on; 412 if stale' })) });
@@ -146,12 +159,49 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
         response: { 204: { description: 'Deleted', type: 'null' }, ...problemResponses([400, 404, 409, 412, ...guardErrors]) },
       },
     }, async (request, reply) => {
-      await service.remove(crudContext(request, kernel), (request.params as { id: string }).id, request.headers['if-match']);
+      const { id } = request.params as { id: string };
+      await before(request, { op: 'delete', id });
+      await service.remove(crudContext(request, kernel), id, request.headers['if-match']);
+      await after(request, { op: 'delete', id });
       return reply.code(204).send();
     });
   }
-  registerMethodNotAllowed(app, route.path, ops.has('list') || ops.has('create') ? [...(ops.has('list') ? ['GET'] : []), ...(ops.has('create') ? ['POST'] : [])] : []);
-  registerMethodNotAllowed(app, item, [...(ops.has('read') ? ['GET'] : []), ...(ops.has('replace') ? ['PUT'] : []), ...(ops.has('update') ? ['PATCH'] : []), ...(ops.has('delete') ? ['DELETE'] : [])]);
+  for (const list of route.lists ?? []) registerSubList(app, kernel, service, list, { access: access('read'), tags, describe: describe('read'), opId: opId('List', `${plural}By${pascal(list.by.replace(/Id$/, ''))}`) });
+  const mine = (path: string) => ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((m) => taken.has(`${m} ${path}`));
+  registerMethodNotAllowed(app, route.path, [...(ops.has('list') ? ['GET'] : []), ...(ops.has('create') ? ['POST'] : []), ...mine(route.path)]);
+  registerMethodNotAllowed(app, item, [...(ops.has('read') ? ['GET'] : []), ...(ops.has('replace') ? ['PUT'] : []), ...(ops.has('update') ? ['PATCH'] : []), ...(ops.has('delete') ? ['DELETE'] : []), ...mine(item)]);
+  for (const list of route.lists ?? []) registerMethodNotAllowed(app, list.path, ['GET', ...mine(list.path)]);
+}
+
+/**
+ * A list of the rows pointing at one row, the parent's id in the path
+ * (/api/emails/company/:companyId): the entity's list, narrowed; 404 when no
+ * such parent exists in the caller's scope.
+ */
+function registerSubList(app: FastifyInstance, kernel: Kernel, service: CrudService, list: { path: string; by: string },
+  o: { access: RouteAccess; tags: string[]; describe: string; opId: string }): void {
+  const model = service.model;
+  const parent = kernel.model(model.byName.get(list.by)!.entity!);
+  app.get(list.path, {
+    config: { access: o.access },
+    schema: {
+      operationId: o.opId, tags: o.tags, summary: `List the ${model.label} records of one ${parent.label}`, description: o.describe,
+      security: [{ bearerAuth: [] }], headers: headerSchema(model, false),
+      params: Type.Object({ [list.by]: Type.String({ format: 'uuid', description: `id of the ${parent.label}` }) }, { additionalProperties: false }),
+      querystring: listQuerySchema(model),
+      response: { 200: Type.Ref(schemaId(model, 'List')), ...problemResponses([400, 404, 401, 403, 429, 500]) },
+    },
+  }, async (request, reply) => {
+    const ctx = crudContext(request, kernel);
+    const id = (request.params as Record<string, string>)[list.by];
+    const where: Record<string, unknown> = { id };
+    if (parent.scope === 'company') where.companyId = ctx.companyId;
+    if (await ctx.em.count(parent.schema, where) === 0) throw httpError('NOT_FOUND', `${parent.name} ${id} does not exist`);
+    const used = new Set<string>();
+    const page = await service.list(ctx, request.query as never, used, { [list.by]: id });
+    if (used.size) reply.header('content-language', [...used].join(', '));
+    return page;
+  });
 }
 
 /** Methods a path lacks answer 405 with Allow, not 404 (the seed lists PUT/DELETE on collections). */

@@ -11,6 +11,11 @@ const pascal = (s: string) => s.split(/[-_]/).map((p) => p[0].toUpperCase() + p.
 
 export const schemaId = (model: EntityModel, suffix = '') => `${pascal(model.module)}${model.name}${suffix}`;
 
+/** Drops undefined options: @fastify/swagger walks every key and fails on an undefined one. */
+const defined = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+/** string columns are varchar(maxLength, default 255); text has no limit unless the manifest sets one */
+const textLimit = (f: FieldModel) => f.maxLength ?? (f.type === 'string' ? 255 : undefined);
+
 function decimalPattern(f: FieldModel): string {
   const precision = f.precision ?? DECIMAL_DEFAULT.precision;
   const scale = f.scale ?? DECIMAL_DEFAULT.scale;
@@ -21,11 +26,15 @@ function decimalPattern(f: FieldModel): string {
 
 /** Schema of one field's value as clients send it (never null here). */
 export function inputValueSchema(f: FieldModel): TSchema {
-  const d = f.description ?? f.label;
+  return defined(valueSchema(f));
+}
+
+function valueSchema(f: FieldModel): TSchema {
+  const d = f.secret ? `${f.description ?? f.label ?? 'secret'} (write-only: stored encrypted, never returned)` : f.description ?? f.label;
   switch (f.type) {
     case 'string':
     case 'text':
-      return Type.String({ description: d, maxLength: f.maxLength ?? (f.type === 'string' ? 255 : undefined), minLength: f.minLength, pattern: f.pattern });
+      return Type.String({ description: d, maxLength: textLimit(f), minLength: f.minLength, pattern: f.pattern, ...(f.secret ? { writeOnly: true } : {}) });
     case 'integer':
       return Type.Integer({ description: d, minimum: Math.max(f.minimum ?? INT4.minimum, INT4.minimum), maximum: Math.min(f.maximum ?? INT4.maximum, INT4.maximum) });
     case 'decimal':
@@ -56,14 +65,14 @@ function translationsSchema(model: EntityModel, description: string): TSchema {
   const perField = Object.fromEntries(model.translatable.map((f) => [f.name, Type.Optional(
     // additionalProperties: false, or keys that are no language tag would pass: TypeBox's
     // Record only emits patternProperties, which constrains matching keys and nothing else
-    Type.Record(Type.String({ pattern: LANG_KEY }), Type.String({ maxLength: f.maxLength ?? (f.type === 'string' ? 255 : undefined) }), { maxProperties: 50, additionalProperties: false }))]));
+    Type.Record(Type.String({ pattern: LANG_KEY }), Type.String(defined({ maxLength: textLimit(f) })), { maxProperties: 50, additionalProperties: false }))]));
   return Type.Object(perField, { additionalProperties: false, description });
 }
 
 export function outputSchema(model: EntityModel): TSchema {
   const props: Record<string, TSchema> = { id: Type.String({ format: 'uuid' }) };
   if (model.scope === 'company') props.companyId = Type.String({ format: 'uuid' });
-  for (const f of model.fields) props[f.name] = outputValueSchema(f);
+  for (const f of model.readable) props[f.name] = outputValueSchema(f);
   props.createdAt = Type.String({ format: 'date-time' });
   props.updatedAt = Type.String({ format: 'date-time' });
   props.version = Type.Integer({ description: 'optimistic-lock version; the ETag carries it' });
@@ -75,9 +84,10 @@ type BodyKind = 'Create' | 'Replace' | 'Patch';
 
 export function bodySchema(model: EntityModel, kind: BodyKind): TSchema {
   const props: Record<string, TSchema> = {};
-  for (const f of model.fields) {
+  for (const f of model.writable) {
     const value = inputValueSchema(f);
-    const required = kind === 'Replace' || (kind === 'Create' && f.required && f.default === undefined && !f.translatable);
+    // a secret cannot be read back, so a PUT that omits it keeps the stored one
+    const required = (kind === 'Replace' && !f.secret) || (kind === 'Create' && f.required && f.default === undefined && !f.translatable);
     const nullable = !f.required || (f.translatable && kind !== 'Patch');
     const schema = nullable ? Type.Union([value, Type.Null()]) : value;
     props[f.name] = required ? schema : Type.Optional(schema);

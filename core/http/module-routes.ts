@@ -10,15 +10,25 @@ import { problemResponses } from './problem.ts';
 
 /** The $id-named schemas of every entity a module exposes through CRUD. */
 export function entitySchemas(kernel: Kernel, module: LoadedModule) {
-  return (module.manifest.routes ?? []).filter((r) => 'entity' in r).flatMap((r) => {
-    const model = kernel.model((r as { entity: string }).entity);
-    return [outputSchema(model), bodySchema(model, 'Create'), bodySchema(model, 'Replace'), bodySchema(model, 'Patch'), listSchema(model)];
+  return (module.manifest.routes ?? []).flatMap((r) => {
+    if (!('entity' in r)) return [];
+    const model = kernel.model(r.entity);
+    // only the shapes its operations use: an unused component is noise in generated clients
+    const ops = new Set(r.operations ?? ['list', 'read', 'create', 'replace', 'update', 'delete']);
+    return [
+      outputSchema(model),
+      ...(ops.has('create') ? [bodySchema(model, 'Create')] : []),
+      ...(ops.has('replace') ? [bodySchema(model, 'Replace')] : []),
+      ...(ops.has('update') ? [bodySchema(model, 'Patch')] : []),
+      ...(ops.has('list') || r.lists?.length ? [listSchema(model)] : []),
+    ];
   });
 }
 
 export function registerModuleRoutes(app: FastifyInstance, kernel: Kernel, module: LoadedModule): void {
+  const custom = new Set((module.manifest.routes ?? []).flatMap((r) => ('entity' in r ? [] : [`${r.method} ${r.path}`])));
   (module.manifest.routes ?? []).forEach((route, i) => {
-    if ('entity' in route) return registerCrudRoutes(app, kernel, route);
+    if ('entity' in route) return registerCrudRoutes(app, kernel, route, custom);
     registerCustomRoute(app, kernel, module, route, i);
   });
 }
@@ -36,7 +46,8 @@ function registerCustomRoute(app: FastifyInstance, kernel: Kernel, module: Loade
       operationId: `${module.manifest.id.replace(/-./g, (m) => m[1].toUpperCase())}${route.handler[0].toUpperCase()}${route.handler.slice(1)}`,
       tags: [module.manifest.name], summary: route.summary, security: [{ bearerAuth: [] }],
       ...(schema.params ? { params: schema.params } : {}),
-      ...(schema.querystring ? { querystring: schema.querystring } : {}),
+      // none declared: an unknown query parameter is a 400, as on every generated route
+      querystring: schema.querystring ?? { type: 'object', properties: {}, additionalProperties: false },
       ...(schema.body ? { body: schema.body } : {}),
       response: { ...(schema.response ?? {}), ...problemResponses([400, 401, 403, 404, 409, 422, 429, 500]) },
     },

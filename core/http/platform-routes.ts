@@ -83,4 +83,25 @@ export function registerPlatformRoutes(app: FastifyInstance, kernel: Kernel): vo
     if (!t) throw httpError('NOT_FOUND', 'no such tenant');
     return present(t);
   });
+
+  // Suspending takes effect at once: every request checks the tenant's status
+  // (other processes drop their cached copy on NOTIFY), so its tokens stop working.
+  for (const [verb, status] of [['suspend', 'suspended'], ['resume', 'active']] as const) {
+    app.post(`/api/platform/tenants/:id/${verb}`, {
+      config: { access },
+      schema: {
+        operationId: `platform${verb[0].toUpperCase()}${verb.slice(1)}Tenant`, tags,
+        summary: verb === 'suspend' ? 'Suspend a tenant: its users are refused at once (403 TENANT_UNAVAILABLE); idempotent' : 'Resume a suspended tenant; idempotent',
+        security: [{ bearerAuth: [] }], params: IdParams,
+        response: { 200: Type.Ref('PlatformTenant'), ...errors, ...problemResponses([404, 409]) },
+      },
+    }, async (request) => {
+      const { id } = request.params as { id: string };
+      if (id === PLATFORM_TENANT) throw httpError('CONFLICT', 'the platform tenant cannot be suspended or resumed');
+      const t = await kernel.tenants.find(id);
+      if (!t) throw httpError('NOT_FOUND', 'no such tenant');
+      await kernel.tenants.setStatus(id, status);
+      return present({ ...t, status });
+    });
+  }
 }

@@ -52,6 +52,14 @@ export function checkFieldRules(name: string, f: ManifestField, scope: 'tenant' 
   if (f.search && !text) return at('search', 'only string and text fields can be searched');
   if (f.onDelete === 'setNull' && f.required) return at('onDelete', 'onDelete "setNull" needs a field that is not required');
   if (f.internal && (f.filter || f.sort || f.search)) return at('internal', 'an internal field cannot be filtered, sorted or searched');
+  if (f.secret) {
+    if (!text) return at('secret', 'only string and text fields can be secret');
+    for (const key of ['translatable', 'filter', 'sort', 'search', 'unique', 'index', 'internal', 'readOnly', 'default'] as const) {
+      if (f[key] !== undefined && f[key] !== false) return at(key, `a secret field cannot have "${key}": it is stored encrypted and never read back`);
+    }
+  }
+  if (f.readOnly && f.internal) return at('readOnly', 'an internal field is neither read nor written through the API');
+  if (f.readOnly && f.required && f.default === undefined) return at('readOnly', 'a required read-only field needs a "default": no request can set it');
   if (f.pattern !== undefined) { try { new RegExp(f.pattern, 'u'); } catch { return at('pattern', '"pattern" is not a valid regular expression'); } }
   return undefined;
 }

@@ -125,6 +125,13 @@ function checkRoutesAndMenu(m: Manifest, file: string): void {
     const key = 'entity' in r ? `CRUD ${r.path}` : `${r.method} ${r.path}`;
     if (seen.has(key)) throw new ManifestError(file, `/routes/${i}`, `route ${key} is declared twice`);
     seen.add(key);
+    if (!('entity' in r)) return;
+    const entity = (m.entities ?? []).find((e) => e.name === r.entity);
+    (r.lists ?? []).forEach((l, j) => {
+      const field = entity?.fields[l.by];
+      if (entity && field?.type !== 'ref') throw new ManifestError(file, `/routes/${i}/lists/${j}/by`, `"${l.by}" is not a ref field of ${r.entity}`);
+      if (!l.path.split('/').includes(`:${l.by}`)) throw new ManifestError(file, `/routes/${i}/lists/${j}/path`, `the path names no ":${l.by}" segment`);
+    });
   });
 }
 
@@ -157,6 +164,8 @@ function checkAcrossModules(loaded: LoadedManifest[]): void {
   for (const { manifest: m, file } of loaded) {
     const visible = new Set([m.id, ...dependencyClosure(m.id, modules)]);
     const entityNames = new Set((m.entities ?? []).map((e) => e.name));
+    // subjects that are no entity (a page): this module's and its dependencies'
+    const pages = new Set([...visible].flatMap((id) => modules.get(id)?.manifest.subjects ?? []));
     (m.entities ?? []).forEach((e, i) => Object.entries(e.fields).forEach(([name, f]) => {
       if (f.type !== 'ref') return;
       const owner = entityOwner.get(f.entity!);
@@ -165,7 +174,7 @@ function checkAcrossModules(loaded: LoadedManifest[]): void {
     (m.routes ?? []).forEach((r, i) => {
       const subject = 'entity' in r ? r.entity : r.access.subject;
       const ptr = 'entity' in r ? `/routes/${i}/entity` : `/routes/${i}/access/subject`;
-      if (subject !== 'all' && !entityNames.has(subject) && !(entityOwner.has(subject) && visible.has(entityOwner.get(subject)!))) {
+      if (subject !== 'all' && !pages.has(subject) && !entityNames.has(subject) && !(entityOwner.has(subject) && visible.has(entityOwner.get(subject)!))) {
         throw new ManifestError(file, ptr, `unknown entity "${subject}"`);
       }
     });
@@ -173,7 +182,7 @@ function checkAcrossModules(loaded: LoadedManifest[]): void {
       const subjects = [g.subject].flat();
       subjects.forEach((s, k) => {
         const ptr = Array.isArray(g.subject) ? `/permissions/${i}/grants/${j}/subject/${k}` : `/permissions/${i}/grants/${j}/subject`;
-        if (s !== 'all' && !entityOwner.has(s)) throw new ManifestError(file, ptr, `unknown entity "${s}"`);
+        if (s !== 'all' && !pages.has(s) && !entityOwner.has(s)) throw new ManifestError(file, ptr, `unknown entity "${s}"`);
       });
     }));
   }

@@ -8,7 +8,7 @@ const ModuleId = Name('^[a-z][a-z0-9-]{1,30}$', 'module id: lower-case letters, 
 const EntityName = Name('^[A-Z][A-Za-z0-9]{1,40}$', 'entity name: singular PascalCase');
 const FieldName = Name('^[a-z][A-Za-z0-9]{0,40}$', 'field name: camelCase');
 const PermissionCode = Name('^[a-z][a-z0-9-]*:[a-z][a-z0-9-]*:[a-z][a-z0-9-]*$', 'permission code: <area>:<name>:<verb>');
-const ApiPath = Name('^(/[a-z0-9:_{}-]+)+$', 'URL path; :param segments for parameters');
+const ApiPath = Name('^(/([a-z0-9_{}-]+|:[a-z][A-Za-z0-9]*))+$', 'URL path; :param segments (camelCase) for parameters');
 const OneOrMany = (s: ReturnType<typeof Type.String>) => Type.Union([s, Type.Array(s, { minItems: 1 })]);
 
 export const FieldTypes = ['string', 'text', 'integer', 'decimal', 'boolean', 'date', 'datetime', 'enum', 'json', 'ref'] as const;
@@ -36,6 +36,8 @@ export const FieldSchema = Type.Object({
   sort: Type.Optional(Type.Boolean({ description: 'allowed in the list sort parameter' })),
   search: Type.Optional(Type.Boolean({ description: 'matched by the list search parameter' })),
   internal: Type.Optional(Type.Boolean({ description: 'stored but never read or written through the API' })),
+  secret: Type.Optional(Type.Boolean({ description: 'string/text: write-only (never in a response), encrypted at rest with the configured SECRET_KEY (AES-256-GCM); a PUT may omit it to keep the stored value' })),
+  readOnly: Type.Optional(Type.Boolean({ description: 'in responses, never accepted in a request body (set by the module or its default)' })),
   widget: Type.Optional(Type.String({ description: 'console hint: input widget' })),
 }, { additionalProperties: false });
 
@@ -70,6 +72,10 @@ export const CrudRouteSchema = Type.Object({
   path: ApiPath,
   operations: Type.Optional(Type.Array(Type.Enum(['list', 'read', 'create', 'replace', 'update', 'delete']), { uniqueItems: true, description: 'default: all six' })),
   admin: Type.Optional(Type.Boolean({ description: 'authenticate → requireRole → requireAdmin before the ability check' })),
+  lists: Type.Optional(Type.Array(Type.Object({
+    path: ApiPath,
+    by: Type.String({ description: 'a ref field of the entity; the path names it as :<field> and the list holds only rows pointing at that row' }),
+  }, { additionalProperties: false }), { description: 'further list routes over a sub-set, e.g. /api/emails/company/:companyId' })),
 }, { additionalProperties: false });
 
 export const CustomRouteSchema = Type.Object({
@@ -101,6 +107,7 @@ export const ManifestSchema = Type.Object({
   version: Type.String({ pattern: '^\\d+\\.\\d+\\.\\d+$', description: 'semantic version of the module' }),
   description: Type.Optional(Type.String()),
   dependsOn: Type.Optional(Type.Array(ModuleId, { uniqueItems: true })),
+  subjects: Type.Optional(Type.Array(Type.String({ pattern: '^[A-Z][A-Za-z0-9]{1,40}$' }), { uniqueItems: true, description: 'permission subjects that are no entity (a page, a report), for grants and custom routes' })),
   permissions: Type.Optional(Type.Array(PermissionSchema)),
   entities: Type.Optional(Type.Array(EntitySchema)),
   routes: Type.Optional(Type.Array(Type.Union([CrudRouteSchema, CustomRouteSchema]))),

@@ -32,6 +32,8 @@ function property(name: string, f: ManifestField, schemas: Map<string, EntitySch
   }
   if (f.index) common.index = true;
   if (f.translatable) return { ...common, type: 'json' };
+  // ciphertext is longer than the text it holds: maxLength bounds the text sent
+  if (f.secret) return { ...common, type: 'text' };
   switch (f.type) {
     case 'string': return { ...common, type: 'string', length: f.maxLength ?? STRING_MAX_LENGTH };
     case 'text': return { ...common, type: 'text' };

@@ -6,6 +6,9 @@ import type { Manifest, ManifestEntity, ManifestField } from '../manifest/schema
 
 export type Scope = 'tenant' | 'company';
 
+/** The identity model's entity that company-scoped rows belong to (manifests/core.json). */
+export const COMPANY_ENTITY = 'Company';
+
 export interface FieldModel extends ManifestField {
   name: string;
   column: string;
@@ -22,6 +25,12 @@ export interface EntityModel {
   fields: FieldModel[];
   /** every stored field, internal ones included */
   storedFields: FieldModel[];
+  /** fields a response shows: secret ones excluded */
+  readable: FieldModel[];
+  /** fields a request body may set: read-only ones excluded */
+  writable: FieldModel[];
+  /** write-only fields stored encrypted */
+  secrets: FieldModel[];
   byName: Map<string, FieldModel>;
   translatable: FieldModel[];
   searchable: FieldModel[];
@@ -56,6 +65,9 @@ export function describeModel(manifest: Manifest, entity: ManifestEntity, schema
     definition: entity,
     fields,
     storedFields,
+    readable: fields.filter((f) => !f.secret),
+    writable: fields.filter((f) => !f.readOnly),
+    secrets: fields.filter((f) => f.secret),
     byName: new Map(storedFields.map((f) => [f.name, f])),
     translatable: fields.filter((f) => f.translatable),
     searchable: fields.filter((f) => f.search),

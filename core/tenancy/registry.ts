@@ -84,10 +84,14 @@ export class TenantRegistry {
 
   list(): Tenant[] { return [...this.#cache.values()].sort((a, b) => a.id.localeCompare(b.id)); }
 
-  /** Registers a tenant unless it exists; `created` says whether this call did. */
+  /**
+   * Registers a tenant unless it exists; `created` says whether this call did.
+   * No conflict target: with "(id)" a concurrent insert of the same tenant could
+   * still fail on the schema_name key, which only that same id maps to.
+   */
   async insert(t: { id: string; name: string; connectionKey: string; defaultLanguage: string }): Promise<{ tenant: Tenant; created: boolean }> {
     const rows = await this.#conn().execute(
-      `insert into ${this.#table} (id, name, connection_key, schema_name, default_language) values (?, ?, ?, ?, ?) on conflict (id) do nothing returning id`,
+      `insert into ${this.#table} (id, name, connection_key, schema_name, default_language) values (?, ?, ?, ?, ?) on conflict do nothing returning id`,
       [t.id, t.name, t.connectionKey, schemaFor(t.id), t.defaultLanguage]) as unknown[];
     this.#cache.delete(t.id);
     return { tenant: (await this.find(t.id))!, created: rows.length > 0 };

@@ -278,3 +278,37 @@ t.test('the published JSON Schema is the generated one, and every shipped manife
   t.same(loaded.map((l) => l.file).sort(), files.map((n) => join('manifests', n)).sort());
   t.equal(loaded[0].manifest.id, 'core', 'core has no dependencies and every module needs it');
 });
+
+t.test('secret and read-only fields, sub-lists, non-entity subjects', async (t) => {
+  const faults: [string, (m: Json) => void, string][] = [
+    ['a secret number', (m) => { entityOf(m, 'Item').fields.price.secret = true; }, '/entities/0/fields/price/secret'],
+    ['a secret that is sorted', (m) => { entityOf(m, 'Item').fields.pin = { type: 'string', secret: true, sort: true }; }, '/entities/0/fields/pin/sort'],
+    ['a secret that is unique', (m) => { entityOf(m, 'Item').fields.pin = { type: 'string', secret: true, unique: true }; }, '/entities/0/fields/pin/unique'],
+    ['a translatable secret', (m) => { entityOf(m, 'Item').fields.pin = { type: 'string', secret: true, translatable: true }; }, '/entities/0/fields/pin/translatable'],
+    ['a secret with a default', (m) => { entityOf(m, 'Item').fields.pin = { type: 'string', secret: true, default: 'x' }; }, '/entities/0/fields/pin/default'],
+    ['a required read-only field without default', (m) => { entityOf(m, 'Item').fields.code.readOnly = true; }, '/entities/0/fields/code/readOnly'],
+    ['an internal read-only field', (m) => { entityOf(m, 'Item').fields.flag = { type: 'boolean', internal: true, readOnly: true }; }, '/entities/0/fields/flag/readOnly'],
+    ['a sub-list by no ref field', (m) => { m.routes[0].lists = [{ path: '/api/kinds/:kind/items', by: 'kind' }]; }, '/routes/0/lists/0/by'],
+    ['a sub-list whose path lacks the field', (m) => { m.routes[0].lists = [{ path: '/api/things/:id/items', by: 'thingId' }]; }, '/routes/0/lists/0/path'],
+    ['a grant on an undeclared subject', (m) => { m.permissions[0].grants[0].subject = 'Report'; }, '/permissions/0/grants/0/subject'],
+  ];
+  for (const [what, mutate, pointer] of faults) {
+    t.test(what, async (t) => {
+      const dir = copyManifests(t, MINIMAL);
+      editManifest(dir, 'shop.json', mutate);
+      await refused(t, dir, 'shop.json', pointer);
+    });
+  }
+  t.test('the valid forms load', async (t) => {
+    const dir = copyManifests(t, MINIMAL);
+    editManifest(dir, 'shop.json', (m) => {
+      entityOf(m, 'Item').fields.pin = { type: 'string', secret: true, maxLength: 100 };
+      entityOf(m, 'Item').fields.flag = { type: 'boolean', readOnly: true, default: false };
+      m.routes[0].lists = [{ path: '/api/things/:thingId/items', by: 'thingId' }];
+      m.subjects = ['Report'];
+      m.permissions[0].grants.push({ action: 'view', subject: 'Report' });
+    });
+    const shop = (await loadManifests(dir)).find((l) => l.manifest.id === 'shop')!.manifest;
+    t.same(shop.subjects, ['Report']);
+  });
+});

@@ -162,3 +162,63 @@ t.test('platform tenant administration', async (t) => {
     await em.nativeDelete(ctx.kernel.model('Role').schema, { name: role });
   });
 });
+
+t.test('suspend and resume a tenant', async (t) => {
+  const { ctx, operatorToken, cleanup } = await setup(t);
+  const id = uniqueId('p');
+  cleanup(id);
+  const op = (method: 'GET' | 'POST', url: string, token = operatorToken) => ctx.as(token, { method, url });
+  t.equal((await ctx.as(operatorToken, { method: 'POST', url: '/api/platform/tenants', payload: newTenant(id) })).statusCode, 201);
+  const login = (await ctx.login(id, `boss@${id}.test`, PASSWORD)).json();
+  const asBoss = () => ctx.as(login.accessToken, { method: 'GET', url: '/api/auth/me' });
+  t.equal((await asBoss()).statusCode, 200);
+
+  const suspended = await op('POST', `/api/platform/tenants/${id}/suspend`);
+  t.equal(suspended.statusCode, 200, suspended.body);
+  t.match(suspended.json(), { id, status: 'suspended' });
+  t.equal((await op('GET', `/api/platform/tenants/${id}`)).json().status, 'suspended', 'read back');
+  const refused = await asBoss();
+  t.equal(refused.statusCode, 403, 'the tenant\'s tokens stop working at once');
+  t.equal(refused.json().code, 'TENANT_UNAVAILABLE');
+  t.equal((await ctx.login(id, `boss@${id}.test`, PASSWORD)).json().code, 'TENANT_UNAVAILABLE', 'no new login');
+  t.equal((await ctx.app.inject({ method: 'POST', url: '/api/auth/refresh', payload: { refreshToken: login.refreshToken } })).json().code, 'TENANT_UNAVAILABLE', 'no refresh');
+  t.equal((await op('POST', `/api/platform/tenants/${id}/suspend`)).statusCode, 200, 'suspending again is fine');
+
+  const resumed = await op('POST', `/api/platform/tenants/${id}/resume`);
+  t.equal(resumed.statusCode, 200);
+  t.equal(resumed.json().status, 'active');
+  t.equal((await asBoss()).statusCode, 200, 'the same token works again');
+  t.equal((await op('POST', `/api/platform/tenants/${id}/resume`)).statusCode, 200, 'resuming again is fine');
+
+  for (const verb of ['suspend', 'resume']) {
+    const self = await op('POST', `/api/platform/tenants/${PLATFORM_TENANT}/${verb}`);
+    t.equal(self.statusCode, 409, `the platform tenant cannot ${verb}`);
+    t.equal(self.json().code, 'CONFLICT');
+    const unknown = await op('POST', `/api/platform/tenants/${uniqueId('nope')}/${verb}`);
+    t.equal(unknown.statusCode, 404);
+    t.equal((await op('POST', `/api/platform/tenants/NOT_AN_ID/${verb}`)).statusCode, 400);
+    t.equal((await op('POST', `/api/platform/tenants/${id}/${verb}`, login.accessToken)).json().code, 'PLATFORM_ONLY', 'a tenant admin is no operator');
+    t.equal((await ctx.app.inject({ method: 'POST', url: `/api/platform/tenants/${id}/${verb}` })).statusCode, 401);
+  }
+  const tenant = await ctx.tenant();
+  t.equal((await op('POST', `/api/platform/tenants/${tenant.id}/suspend`, tenant.adminToken)).json().code, 'PLATFORM_ONLY');
+  t.equal((await ctx.as(tenant.adminToken, { method: 'GET', url: '/api/auth/me' })).statusCode, 200, 'other tenants carry on');
+});
+
+t.test('GET /api/auth/db for an operator: the whole database by schema', async (t) => {
+  const { ctx, operatorToken } = await setup(t);
+  const tenant = await ctx.tenant();
+  const res = await ctx.as(operatorToken, { method: 'GET', url: '/api/auth/db' });
+  t.equal(res.statusCode, 200, res.body);
+  const size = res.json();
+  t.equal(size.scope, 'database');
+  t.ok(size.totalBytes > 0);
+  const names = size.schemas.map((s: { name: string }) => s.name);
+  t.ok(names.includes(tenant.schema) && names.includes(registrySchema(ctx.kernel)), 'tenant schemas and the registry');
+  t.match(size.schemas.find((s: { name: string }) => s.name === tenant.schema), { tenant: tenant.id });
+  t.ok(size.schemas.every((s: { bytes: number; tables?: unknown }) => Number.isInteger(s.bytes) && s.tables === undefined));
+  t.ok(size.schemas.reduce((sum: number, s: { bytes: number }) => sum + s.bytes, 0) <= size.totalBytes);
+  t.notOk(names.some((n: string) => n.startsWith('pg_') || n === 'information_schema'), 'no system schemas');
+  const own = (await ctx.as(tenant.adminToken, { method: 'GET', url: '/api/auth/db' })).json();
+  t.equal(own.scope, 'tenant', 'a tenant admin sees their schema only');
+});

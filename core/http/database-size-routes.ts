@@ -1,0 +1,67 @@
+// GET /api/auth/db: how much room data takes, for the dashboard's size card.
+// A tenant's user sees their own schema split by table (nothing of other
+// tenants, not even the database total); a platform operator sees the whole
+// main database split by schema. Catalog functions over one schema's dozen
+// tables: cheap enough for every dashboard load.
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import type { Kernel } from '../kernel.ts';
+import { ADMIN_ROLE } from '../access/role-directory.ts';
+import { PLATFORM_TENANT } from '../tenancy/registry.ts';
+import { problemResponses } from './problem.ts';
+
+const Size = Type.Integer({ minimum: 0, description: 'bytes, indexes and TOAST included' });
+
+const DatabaseSize = Type.Object({
+  scope: Type.Unsafe<string>({ type: 'string', enum: ['tenant', 'database'], description: 'tenant: the caller\'s schema; database: every schema (platform operators)' }),
+  totalBytes: Size,
+  schemas: Type.Array(Type.Object({
+    name: Type.String(),
+    tenant: Type.Union([Type.String(), Type.Null()], { description: 'the tenant living in this schema, if any' }),
+    bytes: Size,
+    tables: Type.Optional(Type.Array(Type.Object({ name: Type.String(), bytes: Size }, { additionalProperties: false }), { description: 'tenant scope: largest first' })),
+  }, { additionalProperties: false }), { description: 'largest first' }),
+}, { $id: 'AuthDatabaseSize', additionalProperties: false });
+
+const RELATIONS = `c.relkind in ('r', 'p', 'm')`;
+
+const TABLES_SQL = `select c.relname as "name", pg_total_relation_size(c.oid)::bigint as "bytes"
+  from pg_class c join pg_namespace n on n.oid = c.relnamespace
+  where n.nspname = ? and ${RELATIONS} order by 2 desc, 1`;
+
+const SCHEMAS_SQL = `select n.nspname as "name", coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint as "bytes"
+  from pg_namespace n left join pg_class c on c.relnamespace = n.oid and ${RELATIONS}
+  where n.nspname not in ('pg_catalog', 'information_schema', 'pg_toast') and n.nspname not like 'pg\\_%'
+  group by n.nspname order by 2 desc, 1`;
+
+type Row = { name: string; bytes: string | number };
+
+export function registerDatabaseSizeRoutes(app: FastifyInstance, kernel: Kernel): void {
+  app.addSchema(DatabaseSize);
+  app.get('/api/auth/db', {
+    config: { access: { auth: 'user' } },
+    schema: {
+      operationId: 'authDatabaseSize', tags: ['Auth'],
+      summary: 'Size of the caller\'s tenant schema by table; for a platform operator, of the whole database by schema',
+      security: [{ bearerAuth: [] }], querystring: Type.Object({}, { additionalProperties: false }),
+      response: { 200: Type.Ref('AuthDatabaseSize'), ...problemResponses([400, 401, 403, 429, 500]) },
+    },
+  }, async (request) => {
+    const tenant = request.tenant!;
+    const conn = request.em!.getConnection();
+    if (tenant.id === PLATFORM_TENANT && request.caller!.rol.includes(ADMIN_ROLE)) {
+      const [rows, [db]] = await Promise.all([
+        conn.execute(SCHEMAS_SQL) as Promise<Row[]>,
+        conn.execute('select pg_database_size(current_database())::bigint as "bytes"') as Promise<{ bytes: string | number }[]>,
+      ]);
+      const bySchema = new Map(kernel.tenants.list().map((t) => [t.schema, t.id]));
+      return {
+        scope: 'database', totalBytes: Number(db.bytes),
+        schemas: rows.map((r) => ({ name: r.name, tenant: bySchema.get(r.name) ?? null, bytes: Number(r.bytes) })),
+      };
+    }
+    const tables = (await conn.execute(TABLES_SQL, [tenant.schema]) as Row[]).map((r) => ({ name: r.name, bytes: Number(r.bytes) }));
+    const bytes = tables.reduce((sum, t) => sum + t.bytes, 0);
+    return { scope: 'tenant', totalBytes: bytes, schemas: [{ name: tenant.schema, tenant: tenant.id, bytes, tables }] };
+  });
+}
