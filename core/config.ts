@@ -10,6 +10,8 @@ export interface Config {
   dataDir: string;
   /** PGlite: run in memory (tests) instead of persisting under dataDir */
   pgliteInMemory: boolean;
+  /** in-memory PGlite: start from this dumpDataDir() file instead of a fresh initdb (tests: ~0.7 s instead of ~5 s) */
+  pgliteSnapshot?: string;
   host: string;
   port: number;
   jwtSecret: string;
@@ -64,6 +66,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databases,
     dataDir,
     pgliteInMemory: env.PGLITE_MEMORY === 'true',
+    pgliteSnapshot: env.PGLITE_SNAPSHOT || undefined,
     host: env.HOST ?? '127.0.0.1',
     port: int(env.PORT, 3000),
     jwtSecret: persistedSecret(env, dataDir, 'JWT_SECRET', 'jwt-secret'),

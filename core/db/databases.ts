@@ -1,7 +1,7 @@
 // One MikroORM instance per database connection key. "main" holds the tenant
 // registry; without DATABASE_URL it is an embedded PGlite under the data dir.
 // Requests never use these directly: they get a fork for their tenant's schema.
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { PgliteDriver } from '@mikro-orm/pglite';
@@ -49,7 +49,12 @@ export class Databases {
     if (url) return MikroORM.init({ ...common, clientUrl: url });
     const dir = this.#config.pgliteInMemory ? 'memory://' : join(this.#config.dataDir, 'pglite');
     if (dir !== 'memory://') mkdirSync(dir, { recursive: true });
-    return MikroORM.init({ ...common, driver: PgliteDriver, dbName: dir } as never);
+    const snapshot = dir === 'memory://' && this.#config.pgliteSnapshot;
+    // MikroORM hands driverOptions on to PGlite.create, which can load a dumped cluster.
+    // Not a Blob: MikroORM copies its options, and a copied Blob loses its data.
+    const dump = snapshot ? readFileSync(snapshot) : undefined;
+    const driverOptions = dump ? { loadDataDir: { type: 'application/x-gzip', arrayBuffer: async () => dump } } : undefined;
+    return MikroORM.init({ ...common, driver: PgliteDriver, dbName: dir, driverOptions } as never);
   }
 
   async close(): Promise<void> {
