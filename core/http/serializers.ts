@@ -1,6 +1,7 @@
-// Response serialisers compiled once per distinct schema. Fastify compiles one
-// per route and status; with the problem responses repeated on every route that
-// is ~200 compilations of a dozen schemas, most of the app's start-up time.
+// Response serialisers compiled once per distinct schema, and only when first
+// used. Fastify compiles one per route and status at start-up; with the problem
+// responses repeated on every route that was ~200 compilations of a few dozen
+// schemas, most of the app's start-up time, mostly for errors rarely sent.
 import SerializerSelector from '@fastify/fast-json-stringify-compiler';
 
 type Compile = (route: { schema: unknown }) => (data: unknown) => string;
@@ -14,7 +15,11 @@ export const cachedSerializerFactory: BuildSerializer = (externalSchemas, option
   return (route) => {
     const key = JSON.stringify(route.schema);
     let fn = cache.get(key);
-    if (!fn) cache.set(key, (fn = compile(route)));
+    if (!fn) {
+      let compiled: ((data: unknown) => string) | undefined;
+      fn = (data) => (compiled ??= compile(route))(data);
+      cache.set(key, fn);
+    }
     return fn;
   };
 };
