@@ -1,6 +1,9 @@
 // The benchmark's baseline: bare Fastify + pg (pg.Pool), no auth, no tenancy, no
 // ORM. It sends PostgreSQL the statements Plinth sends for each scenario (the
-// templates the bench captured from Plinth, see sql-template.ts) and answers
+// templates the bench captured from Plinth, see sql-template.ts): the same text,
+// and for Plinth's parameterised reads the same bind values, through
+// pool.query(text, values) (an unnamed statement, as kysely's pg driver sends
+// them); inlined write statements through pool.query(text). It answers
 // byte-identical JSON (the bench compares before measuring), so the ratio
 // Plinth / baseline is the cost of everything Plinth adds on top of the queries.
 //
@@ -10,12 +13,11 @@
 // bodies with the same keys as the captured request; others get 400.
 import { readFileSync } from 'node:fs';
 import Fastify, { type FastifyReply } from 'fastify';
-import pg, { type PoolClient } from './pg.ts';
+import pg, { type PoolClient, type QueryResult } from './pg.ts';
 import { v7 as uuidv7 } from 'uuid';
-import { compile, lit, slotsOf, type Templates } from './sql-template.ts';
+import { binder, compile, slotsOf, type Template, type Templates, type Vars } from './sql-template.ts';
 
 type Row = Record<string, any>;
-type Values = Record<string, string>;
 
 const env = process.env;
 const LANG = env.BASELINE_LANGUAGE ?? 'en';
@@ -28,9 +30,18 @@ types.setTypeParser(1082, (s: string) => s);
 const pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: Number(env.DB_POOL_SIZE ?? 10), min: 0, types });
 pool.on('error', () => {});
 
-const statements = (name: string) => (templates[name] ?? []).map((t) => ({ sql: t.sql, render: compile(t.sql), slots: slotsOf(t.sql) }));
+interface Statement { sql: string; slots: string[]; run(on: { query(text: string, values?: unknown[]): Promise<QueryResult> }, vars: Vars): Promise<QueryResult> }
+function statement(t: Template): Statement {
+  const render = compile(t.sql);
+  const bind = t.params ? binder(t.params) : null;
+  return {
+    sql: t.sql, slots: slotsOf(t),
+    run: bind ? (on, vars) => on.query(render(vars), bind(vars)) : (on, vars) => on.query(render(vars)),
+  };
+}
+const statements = (name: string) => (templates[name] ?? []).map(statement);
 const S = { read: statements('by-id'), list: statements('list'), search: statements('search'), create: statements('create'), update: statements('update') };
-const bodyKeys = (stmts: typeof S.create) => new Set(stmts.flatMap((s) => s.slots).filter((k) => k.startsWith('body:') || k.startsWith('i18n:')).map((k) => k.slice(k.indexOf(':') + 1)));
+const bodyKeys = (stmts: Statement[]) => new Set(stmts.flatMap((s) => s.slots).filter((k) => k.startsWith('body:') || k.startsWith('i18n:')).map((k) => k.slice(k.indexOf(':') + 1)));
 const createKeys = bodyKeys(S.create);
 const updateKeys = bodyKeys(S.update);
 const TRANSLATABLE = new Set(['name', 'description']);
@@ -42,8 +53,20 @@ function pick(value: Record<string, string> | null): string | null {
   return first ? value[first] : null;
 }
 
-/** The API shape of a product row (snake_case from pg), as Plinth's row mapper writes it. */
+/**
+ * The API shape of a product row, as Plinth's row mapper writes it. Plinth's read
+ * SQL already names columns as the API does (camelCase, timestamps as ISO text);
+ * its writes return what MikroORM loaded (snake_case from pg, timestamps as Date).
+ */
 function dto(r: Row) {
+  if ('companyId' in r) {
+    return {
+      id: r.id, companyId: r.companyId, sku: r.sku, name: pick(r.name), description: pick(r.description),
+      price: r.price, currency: r.currency, unit: r.unit, stock: r.stock, categoryId: r.categoryId,
+      isActive: r.isActive, availableFrom: r.availableFrom, discontinuedAt: r.discontinuedAt,
+      attributes: r.attributes, createdAt: r.createdAt, updatedAt: r.updatedAt, version: r.version,
+    };
+  }
   return {
     id: r.id, companyId: r.company_id, sku: r.sku, name: pick(r.name), description: pick(r.description),
     price: r.price, currency: r.currency, unit: r.unit, stock: r.stock, categoryId: r.category_id,
@@ -77,43 +100,36 @@ class HttpError extends Error {
 function companyOf(headers: Record<string, unknown>): string {
   const c = headers['x-company-id'];
   if (typeof c !== 'string' || !UUID.test(c)) throw new HttpError(400, 'X-Company-Id must be a UUID');
-  return lit(c.toLowerCase());
+  return c.toLowerCase();
 }
 
 function idOf(params: unknown): string {
   const id = (params as { id: string }).id;
   if (!UUID.test(id)) throw new HttpError(400, 'id must be a UUID');
-  return lit(id);
+  return id;
 }
 
-/** SQL literal of a body value, as MikroORM inlines it. */
-function sqlValue(v: unknown): string {
-  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
-  if (typeof v === 'string') return lit(v);
-  if (v === null) return 'null';
-  return lit(JSON.stringify(v));
-}
-
-function bodyValues(body: unknown, keys: Set<string>, values: Values, translations: boolean): Row {
+/** The body's values as request variables (inlined by the write templates as MikroORM inlines them). */
+function bodyValues(body: unknown, keys: Set<string>, vars: Vars, translations: boolean): Row {
   const b = body as Row | null;
   if (!b || typeof b !== 'object' || Object.keys(b).length !== keys.size || !Object.keys(b).every((k) => keys.has(k))) {
     throw new HttpError(400, `the baseline's templates take a body with exactly: ${[...keys].join(', ')}`);
   }
   for (const [k, v] of Object.entries(b)) {
     if (TRANSLATABLE.has(k) && !translations) throw new HttpError(400, `the baseline does not merge translations (${k})`);
-    if (TRANSLATABLE.has(k)) values[`i18n:${k}`] = lit(JSON.stringify({ [LANG]: v }));
-    else values[`body:${k}`] = sqlValue(v);
+    if (TRANSLATABLE.has(k)) vars[`i18n:${k}`] = { [LANG]: v };
+    else vars[`body:${k}`] = v;
   }
   return b;
 }
 
 /** Runs a write scenario's statements in order: outside begin…commit on the pool, inside on one client. */
-async function runSequence(stmts: typeof S.create, values: Values, after: (sql: string, rows: Row[]) => void): Promise<void> {
+async function runSequence(stmts: Statement[], vars: Vars, after: (sql: string, rows: Row[]) => void): Promise<void> {
   let client: PoolClient | null = null;
   try {
     for (const s of stmts) {
       if (s.sql === 'begin') client = await pool.connect();
-      const res = await (client ?? pool).query(s.render(values));
+      const res = await s.run(client ?? pool, vars);
       if (s.sql === 'commit') { client!.release(); client = null; }
       after(s.sql, res.rows);
     }
@@ -133,8 +149,7 @@ const one = (reply: FastifyReply, row: Row, status = 200) => reply.code(status).
 app.get('/health/ready', async () => { await pool.query('select 1'); return { status: 'ok' }; });
 
 app.get('/api/products/:id', { schema: { response: { 200: { $ref: 'Product#' } } } }, async (request, reply) => {
-  const values = { id: idOf(request.params), companyId: companyOf(request.headers) };
-  const { rows } = await pool.query(S.read[0].render(values));
+  const { rows } = await S.read[0].run(pool, { id: idOf(request.params), companyId: companyOf(request.headers) });
   if (!rows[0]) throw new HttpError(404, 'not found');
   return one(reply, rows[0]);
 });
@@ -143,24 +158,25 @@ app.get('/api/products', { schema: { response: { 200: List } } }, async (request
   const q = request.query as { size?: string; search?: string };
   const size = q.size === undefined ? 50 : Number(q.size);
   if (!Number.isInteger(size) || size < 1 || size > 1000) throw new HttpError(400, 'size must be 1..1000');
-  const values: Values = { companyId: companyOf(request.headers), limit: String(size) };
+  const vars: Vars = { companyId: companyOf(request.headers), limit: size };
   const stmts = q.search ? S.search : S.list;
-  if (q.search) values.pattern = lit(`%${q.search.replace(/[\\%_]/g, '\\$&')}%`);
-  const results = await Promise.all(stmts.map((s) => pool.query(s.render(values))));
+  if (q.search) vars.pattern = `%${q.search.replace(/[\\%_]/g, '\\$&')}%`;
+  const results = await Promise.all(stmts.map((s) => s.run(pool, vars)));
   const countAt = stmts.findIndex((s) => /^select count\(\*\)/.test(s.sql));
   const rows = results.find((_, i) => i !== countAt)!.rows;
   if (rows.length) reply.header('content-language', LANG);
-  return { items: rows.map(dto), page: 1, size, total: Number(results[countAt].rows[0].count) };
+  const count = results[countAt].rows[0];
+  return { items: rows.map(dto), page: 1, size, total: Number(count.total ?? count.count) };
 });
 
 app.post('/api/products', { schema: { response: { 201: { $ref: 'Product#' } } } }, async (request, reply) => {
-  const values: Values = { companyId: companyOf(request.headers) };
-  const body = bodyValues(request.body, createKeys, values, true);
+  const vars: Vars = { companyId: companyOf(request.headers) };
+  const body = bodyValues(request.body, createKeys, vars, true);
   const id = uuidv7();
   const now = new Date();
-  Object.assign(values, { newId: lit(id), now: `'${now.toISOString()}'` });
+  Object.assign(vars, { newId: id, now });
   let version = 0;
-  await runSequence(S.create, values, (sql, rows) => {
+  await runSequence(S.create, vars, (sql, rows) => {
     if (/^select count\(\*\)/.test(sql) && Number(rows[0].count) === 0) throw new HttpError(400, 'unknown reference');
     if (/ returning /.test(sql)) version = rows[0].version;
   });
@@ -176,16 +192,16 @@ app.post('/api/products', { schema: { response: { 201: { $ref: 'Product#' } } } 
 });
 
 app.patch('/api/products/:id', { schema: { response: { 200: { $ref: 'Product#' } } } }, async (request, reply) => {
-  const values: Values = { id: idOf(request.params), companyId: companyOf(request.headers) };
-  const body = bodyValues(request.body, updateKeys, values, false);
+  const vars: Vars = { id: idOf(request.params), companyId: companyOf(request.headers) };
+  const body = bodyValues(request.body, updateKeys, vars, false);
   const now = new Date();
-  values.now = `'${now.toISOString()}'`;
+  vars.now = now;
   let row: Row | undefined;
-  await runSequence(S.update, values, (sql, rows) => {
+  await runSequence(S.update, vars, (sql, rows) => {
     if (/ for update$/.test(sql)) {
       row = rows[0];
       if (!row) throw new HttpError(404, 'not found');
-      values.version = String(row.version);
+      vars.version = row.version;
     } else if (/^update /.test(sql)) {
       if (!rows[0]) throw new HttpError(409, 'changed concurrently');
       row!.version = rows[0].version;

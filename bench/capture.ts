@@ -1,14 +1,18 @@
 // Captures the SQL Plinth sends for each scenario's probe request: the app is
 // built in-process from the same kernel code the server runs (buildApp), the
 // probe goes through app.inject, and every statement reaching the pg driver is
-// recorded. The statements become the baseline's templates; a round trip
-// (template + the probe's values = the captured text) proves nothing was lost.
+// recorded with its bind values. The statements become the baseline's templates;
+// a round trip (template + the probe's variables = the captured text and values)
+// proves nothing was lost.
+import { isDeepStrictEqual } from 'node:util';
 import pg from './pg.ts';
 import type { Kernel } from '../core/kernel.ts';
 import { buildApp } from '../core/app.ts';
 import type { BenchTenant } from './fixtures.ts';
 import { CAPTURE, headersOf, type Scenario } from './scenarios.ts';
-import { compile, lit, maskTimestamps, templatize, type Templates } from './sql-template.ts';
+import { binder, compile, maskTimestamps, paramsOf, placeholders, templatize, type Templates, type Vars } from './sql-template.ts';
+
+export interface Statement { text: string; values: unknown[] }
 
 export interface Capture {
   templates: Templates;
@@ -18,18 +22,36 @@ export interface Capture {
 
 type Query = (this: unknown, ...args: unknown[]) => unknown;
 
+/** The probe's variables: what the baseline takes from its own request (see baseline-server.ts). */
+function varsOf(s: Scenario, t: BenchTenant, p: ReturnType<Scenario['probe']>, body: () => Record<string, unknown>, translatable: Set<string>, lang: string): Vars {
+  const vars: Vars = { companyId: t.companyId };
+  const url = new URL(p.url, 'http://x');
+  const id = /^\/api\/products\/([^/?]+)/.exec(url.pathname)?.[1];
+  if (id) vars.id = id;
+  const search = url.searchParams.get('search');
+  if (search !== null) vars.pattern = `%${search.replace(/[\\%_]/g, '\\$&')}%`;
+  if (p.method === 'GET' && !id) vars.limit = Number(url.searchParams.get('size') ?? 50);
+  if (p.method === 'POST') vars.newId = body().id;
+  if (p.method === 'PATCH') vars.version = CAPTURE.version;
+  for (const [k, v] of Object.entries(p.body ?? {})) vars[translatable.has(k) ? `i18n:${k}` : `body:${k}`] = translatable.has(k) ? { [lang]: v } : v;
+  if (s.write) vars.now = new Date('2000-01-01T00:00:00.000Z'); // timestamps are masked on both sides
+  return vars;
+}
+
 export async function captureSql(kernel: Kernel, t: BenchTenant, scenarios: Scenario[], tag: string): Promise<Capture> {
   const app = await buildApp(kernel, { logger: false });
   await app.ready();
   const proto = pg.Client.prototype as unknown as { query: Query };
   const original = proto.query;
-  let recorded: string[] | null = null;
-  let bound = 0;
+  let recorded: Statement[] | null = null;
   proto.query = function (this: unknown, ...args: unknown[]) {
-    const q = args[0] as string | { text: string; values?: unknown[] };
-    const values = typeof q === 'string' ? args[1] : q.values ?? args[1];
-    if (recorded && Array.isArray(values) && values.length) bound++;
-    recorded?.push(typeof q === 'string' ? q : q.text);
+    if (recorded) {
+      const q = args[0] as string | { text: string; values?: unknown[]; name?: string };
+      const values = (typeof q === 'string' ? args[1] : q.values ?? args[1]) as unknown[] | undefined;
+      // a named (server-side prepared) statement would need the baseline to prepare too
+      if (typeof q === 'object' && q.name) throw new Error(`Plinth now sends named prepared statements (${q.name}); teach bench/capture.ts and the baseline`);
+      recorded.push({ text: typeof q === 'string' ? q : q.text, values: Array.isArray(values) ? [...values] : [] });
+    }
     return original.apply(this, args);
   };
   const model = kernel.model('Product');
@@ -52,33 +74,23 @@ export async function captureSql(kernel: Kernel, t: BenchTenant, scenarios: Scen
       const { p, res } = await send(`${tag}-capture`);
       const statements = recorded;
       recorded = null;
-      // MikroORM 7 inlines every value; the templates rely on it
-      if (bound) throw new Error(`capture of ${s.name}: Plinth now sends bind parameters; teach bench/capture.ts and the baseline to pass values`);
+      const vars = varsOf(s, t, p, () => res.json(), translatable, lang);
 
-      const literals: Record<string, string> = { companyId: lit(t.companyId) };
-      const numbers: Record<string, number> = {};
-      const id = /^\/api\/products\/([^/?]+)/.exec(p.url)?.[1];
-      if (id) literals.id = lit(id);
-      const search = new URL(p.url, 'http://x').searchParams.get('search');
-      if (search !== null) literals.pattern = lit(`%${search.replace(/[\\%_]/g, '\\$&')}%`);
-      if (p.method === 'GET' && !id) numbers.limit = 50;
-      if (p.method === 'POST') literals.newId = lit(res.json().id);
-      if (p.method === 'PATCH') numbers.version = CAPTURE.version;
-      for (const [k, v] of Object.entries(p.body ?? {})) {
-        if (translatable.has(k)) literals[`i18n:${k}`] = lit(JSON.stringify({ [lang]: v }));
-        else if (typeof v === 'number') numbers[`body:${k}`] = v;
-        else literals[`body:${k}`] = lit(String(v));
-      }
-
-      const mine = statements.filter((sql) => sql.includes(`"${t.schema}".`) || /^(begin|commit|rollback)$/.test(sql));
-      capture.other[s.name] = statements.filter((sql) => !mine.includes(sql));
-      capture.templates[s.name] = mine.map((sql) => {
-        const template = templatize(sql, literals, numbers);
-        const values = { ...literals, ...Object.fromEntries(Object.entries(numbers).map(([k, n]) => [k, String(n)])), now: "'2000-01-01T00:00:00.000Z'" };
-        if (maskTimestamps(compile(template)(values)) !== maskTimestamps(sql)) {
-          throw new Error(`SQL template of ${s.name} does not render back to Plinth's statement:\n  plinth:   ${sql}\n  template: ${template}`);
+      const mine = statements.filter((st) => st.text.includes(`"${t.schema}".`) || /^(begin|commit|rollback)$/.test(st.text));
+      capture.other[s.name] = statements.filter((st) => !mine.includes(st)).map((st) => (st.values.length ? `${st.text} [${st.values.length} values]` : st.text));
+      capture.templates[s.name] = mine.map((st) => {
+        const sql = templatize(st.text, vars);
+        const params = st.values.length ? paramsOf(st.values, vars, st.text) : undefined;
+        // round trip: the baseline's rendering of the probe = what Plinth sent, text and values
+        const text = compile(sql)(vars);
+        const values = params ? binder(params)(vars) : [];
+        if (maskTimestamps(text) !== maskTimestamps(st.text)) {
+          throw new Error(`SQL template of ${s.name} does not render back to Plinth's statement:\n  plinth:   ${st.text}\n  template: ${sql}`);
         }
-        return { sql: template };
+        if (!isDeepStrictEqual(values, st.values) || placeholders(st.text) !== st.values.length) {
+          throw new Error(`bind values of ${s.name} do not map back to Plinth's (${placeholders(st.text)} placeholders):\n  plinth:   ${JSON.stringify(st.values)}\n  template: ${JSON.stringify(values)}\n  in: ${st.text}`);
+        }
+        return params ? { sql, params } : { sql };
       });
       if (!capture.templates[s.name].length) throw new Error(`capture of ${s.name}: Plinth issued no statement on the tenant schema`);
     }
@@ -88,3 +100,7 @@ export async function captureSql(kernel: Kernel, t: BenchTenant, scenarios: Scen
   }
   return capture;
 }
+
+/** One line per scenario: statements and how many carry bind values. */
+export const describeTemplates = (templates: Templates) => Object.entries(templates)
+  .map(([name, ts]) => `${name} ${ts.length} (${ts.filter((x) => x.params).length} parameterised)`).join(', ');

@@ -169,6 +169,7 @@ export async function dropTenant(kernel: Kernel, id: string): Promise<void> {
   const conn = kernel.dbs.get(tenant.connectionKey).em.getConnection();
   await conn.execute(`drop schema if exists "${tenant.schema}" cascade`);
   await conn.execute('delete from platform.tenants where id = ?', [id]);
+  kernel.tenants.forget(id);
 }
 
 export const isBenchTenant = (id: string) => id === BENCH_TENANT || id.startsWith('bench-');

@@ -4,8 +4,8 @@
 import { createRequire } from 'node:module';
 
 export interface QueryResult { rows: Record<string, any>[] }
-export interface PoolClient { query(sql: string): Promise<QueryResult>; release(): void }
-export interface Pool { query(sql: string): Promise<QueryResult>; connect(): Promise<PoolClient>; end(): Promise<void>; on(event: 'error', fn: (err: Error) => void): void }
+export interface PoolClient { query(sql: string, values?: unknown[]): Promise<QueryResult>; release(): void }
+export interface Pool { query(sql: string, values?: unknown[]): Promise<QueryResult>; connect(): Promise<PoolClient>; end(): Promise<void>; on(event: 'error', fn: (err: Error) => void): void }
 export interface TypeOverrides { setTypeParser(oid: number, parse: (text: string) => unknown): void }
 
 export interface Client { connect(): Promise<void>; query(sql: string, values?: unknown[]): Promise<QueryResult>; end(): Promise<void> }

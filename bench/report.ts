@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { LoadResult } from './load.ts';
 import type { ProfileSummary } from './profile-summary.ts';
 import { formatSummary } from './profile-summary.ts';
+import type { Templates } from './sql-template.ts';
 
 export type Measured = LoadResult & { rssMb: number; peakRssMb: number; startMs: number };
 
@@ -13,10 +14,10 @@ export interface ScenarioResult {
   target: number;
   baseline: Measured;
   plinth: Measured;
-  /** Plinth req/s ÷ baseline req/s: the figure that matters */
-  ratio: number;
+  /** Plinth req/s ÷ baseline req/s: the figure that matters (null: a run completed too few requests) */
+  ratio: number | null;
   /** Plinth p99 ÷ baseline p99 (target <= 2) */
-  p99Ratio: number;
+  p99Ratio: number | null;
   /** req/s of every run, in pairs (with --repeat) */
   runs: { baseline: number[]; plinth: number[] };
 }
@@ -28,13 +29,15 @@ export interface ScaleResult {
   spread: Measured;
   ratio: number;
   target: number;
+  /** req/s of every run, in pairs (with --repeat) */
+  runs?: { single: number[]; spread: number[] };
 }
 
 export interface ColdStart { runs: number[]; medianMs: number; reportedReadyMs: number[]; firstStartMs?: number }
 
 export interface Results {
   meta: Record<string, unknown>;
-  sql?: { templates: Record<string, { sql: string }[]>; otherStatements: Record<string, string[]> };
+  sql?: { templates: Templates; otherStatements: Record<string, string[]>; sameStatements: string };
   scenarios: ScenarioResult[];
   scale?: ScaleResult;
   coldStart?: { postgres?: ColdStart; pglite?: ColdStart; targetMs: number };
@@ -61,12 +64,13 @@ export function formatResults(r: Results): string {
     out.push(table([
       ['scenario', 'baseline req/s', 'Plinth req/s', 'ratio', 'target', '', 'p50 ms (b / P)', 'p99 ms (b / P)', 'p99 x', 'non-2xx (b / P)', 'Plinth RSS MB'],
       ...r.scenarios.map((s) => [
-        s.label, String(s.baseline.rps), String(s.plinth.rps), s.ratio.toFixed(2), `>= ${s.target.toFixed(2)}`,
-        mark(s.ratio >= s.target && s.p99Ratio <= 2 && s.plinth.non2xx === 0 && s.plinth.errors === 0),
-        `${s.baseline.p50} / ${s.plinth.p50}`, `${s.baseline.p99} / ${s.plinth.p99}`, s.p99Ratio.toFixed(2),
+        s.label, String(s.baseline.rps), String(s.plinth.rps), s.ratio?.toFixed(2) ?? 'n/a', `>= ${s.target.toFixed(2)}`,
+        s.ratio === null || s.p99Ratio === null ? 'n/a ' : mark(s.ratio >= s.target && s.p99Ratio <= 2 && s.plinth.non2xx === 0 && s.plinth.errors === 0),
+        `${s.baseline.p50} / ${s.plinth.p50}`, `${s.baseline.p99} / ${s.plinth.p99}`, s.p99Ratio?.toFixed(2) ?? 'n/a',
         `${s.baseline.non2xx + s.baseline.errors} / ${s.plinth.non2xx + s.plinth.errors}`, String(s.plinth.rssMb),
       ]),
     ]));
+    if (r.sql) out.push(r.sql.sameStatements);
   }
   if (r.scale) {
     const s = r.scale;

@@ -19,6 +19,8 @@ export interface Server {
   /** ms from spawn until /health/ready answered */
   startMs: number;
   memory(): { rssMb: number; peakRssMb: number };
+  /** null while running; else how it ended (a server the bench did not stop has been killed from outside) */
+  exitInfo(): string | null;
   stop(): Promise<void>;
 }
 
@@ -32,7 +34,8 @@ export async function freePort(): Promise<number> {
 
 /** VmRSS and VmHWM (peak) of a process, from /proc. */
 export function memoryOf(pid: number): { rssMb: number; peakRssMb: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  let status = '';
+  try { status = readFileSync(`/proc/${pid}/status`, 'utf8'); } catch { /* exited */ }
   const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
   return { rssMb: Math.round(kb('VmRSS') / 102.4) / 10, peakRssMb: Math.round(kb('VmHWM') / 102.4) / 10 };
 }
@@ -80,6 +83,7 @@ export async function startServer(name: string, args: string[], env: Record<stri
   return {
     name, pid: child.pid!, url, logFile, startMs: performance.now() - t0,
     memory: () => memoryOf(child.pid!),
+    exitInfo: () => (child.exitCode === null && child.signalCode === null ? null : `exit code ${child.exitCode}, signal ${child.signalCode}; log ${logFile}`),
     stop: () => stopChild(child),
   };
 }

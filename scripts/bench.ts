@@ -1,8 +1,10 @@
 // npm run bench [-- options]: Plinth against a bare Fastify + pg baseline (issue 6).
 //   --duration 10 --connections 50 --warmup 3 --pool 10 --scenarios by-id,list,search,create,update
 //   --quick            short smoke run (3 s, 1 s warm-up, one cold start each)
-//   --repeat 1         baseline/Plinth pairs per scenario (order alternates; median ratio): for noisy machines
-//   --tenants 1000     tenancy scale: provision N tenants, spread GET by id over them
+//   --repeat 1         baseline/Plinth pairs per scenario, single/spread pairs in scale mode (order
+//                      alternates; median ratio): for noisy machines
+//   --tenants 1000     tenancy scale: provision N tenants, spread GET by id over them (scale tenants left
+//                      outdated by a module change are dropped at the start of any run and provisioned again here)
 //   --profile          CPU-profile Plinth under load (--cpu-prof) and summarise it by area
 //   --profile-scenario by-id  which scenario the profile runs
 //   --no-cold-start    skip the cold-start timings
@@ -15,14 +17,14 @@
 // time in their own process; autocannon runs here. Writes bench/results/<timestamp>.json.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { provisionTenant } from '../core/tenancy/provision.ts';
 import { migrateTenant } from '../core/tenancy/migrate-tenants.ts';
-import { captureSql } from '../bench/capture.ts';
-import { BENCH_TENANT, SAMPLE_PREFIX, benchKernel, cleanup, dropTenant, ensureDatabase, ensureTenant, isBenchTenant, newTokens, removeWrites, scaleTenantId, type BenchTenant } from '../bench/fixtures.ts';
+import { captureSql, describeTemplates } from '../bench/capture.ts';
+import { BENCH_TENANT, SAMPLE_PREFIX, SCALE_PREFIX, benchKernel, cleanup, dropTenant, ensureDatabase, ensureTenant, isBenchTenant, newTokens, removeWrites, scaleTenantId, type BenchTenant } from '../bench/fixtures.ts';
 import { runLoad, type AcRequest } from '../bench/load.ts';
 import { formatResults, median, percentile, round, writeResults, type ColdStart, type Measured, type Results } from '../bench/report.ts';
 import { headersOf, selectScenarios, type Probe, type Scenario } from '../bench/scenarios.ts';
@@ -60,6 +62,12 @@ const tag = randomBytes(3).toString('hex');
 const log = (m: string) => console.log(`[bench] ${m}`);
 const base = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' };
 
+// A server whose modules differ from the kernel's migrates every tenant at start (seconds each with a thousand
+// schemas): in a shared checkout, stop with a clear word when manifests or plugins change during the run.
+const modulesStamp = () => ['manifests', 'plugins'].flatMap((d) => readdirSync(join(ROOT, d), { recursive: true, withFileTypes: true })
+  .filter((e) => e.isFile()).map((e) => `${join(e.parentPath, e.name)}@${statSync(join(e.parentPath, e.name)).mtimeMs}`)).sort().join('\n');
+const stampAtStart = modulesStamp();
+
 await ensureDatabase(DATABASE_URL);
 const kernel = await benchKernel(DATABASE_URL, JWT_SECRET, ROOT);
 const tokens = newTokens(JWT_SECRET);
@@ -73,16 +81,42 @@ const plinthEnv = (port: number, extra: Record<string, string> = {}): Record<str
   ...base, DATABASE_URL, HOST: '127.0.0.1', PORT: String(port), JWT_SECRET, LOG_LEVEL: opts.logLevel, RATE_LIMIT_MAX: '1000000000',
   DEMO_DATA: 'false', DB_POOL_SIZE: String(opts.pool), DATA_DIR: join(tmpdir(), 'plinth-bench', 'data'), ...extra,
 });
-const startPlinth = async (nodeArgs: string[] = []) => startServer('plinth', [...nodeArgs, 'scripts/start.ts'], plinthEnv(await freePort()));
+const assertModulesUnchanged = () => {
+  if (modulesStamp() !== stampAtStart) throw new Error('manifests/ or plugins/ changed during the run: Plinth would start with other modules than the captured SQL and migrated tenants; run the bench again');
+};
+const startPlinth = async (nodeArgs: string[] = []) => {
+  assertModulesUnchanged();
+  return startServer('plinth', [...nodeArgs, 'scripts/start.ts'], plinthEnv(await freePort()));
+};
 const sqlFile = join(LOG_DIR, `baseline-sql-${tag}.json`);
 const startBaseline = async () => startServer('baseline', ['bench/baseline-server.ts'], {
   ...base, DATABASE_URL, PORT: String(await freePort()), DB_POOL_SIZE: String(opts.pool), BASELINE_SQL: sqlFile, BASELINE_LANGUAGE: 'en',
 });
 
+/** Fewer requests than this in a measured run: its req/s and p99 say too little to compare. */
+const MIN_REQUESTS = 30;
+const few = (runs: { baseline: Measured[]; plinth: Measured[] }) => [...runs.baseline, ...runs.plinth].some((m) => m.requests < MIN_REQUESTS);
+
+/** A server ended during its measurement without the bench stopping it (on a shared machine: a stray SIGTERM). */
+class ServerDied extends Error {}
 async function measure(server: Server, setup: (req: AcRequest) => AcRequest): Promise<Measured> {
   if (opts.warmup > 0) await runLoad({ url: server.url, connections: opts.connections, duration: opts.warmup, setup });
   const r = await runLoad({ url: server.url, connections: opts.connections, duration: opts.duration, setup });
-  return { ...r, ...server.memory(), startMs: Math.round(server.startMs) };
+  const memory = server.memory();
+  const died = server.exitInfo();
+  if (died) throw new ServerDied(`${server.name} ended during its measurement (${died})`);
+  return { ...r, ...memory, startMs: Math.round(server.startMs) };
+}
+/** Runs a measurement again, once, in a fresh process when its server was ended from outside. */
+async function retrying<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (!(err instanceof ServerDied)) throw err;
+    log(`warning: ${err.message}; measuring ${what} again`);
+    results.meta.restarts = [...(results.meta.restarts as string[] ?? []), `${what}: ${err.message}`];
+    return await fn();
+  }
 }
 
 interface Sample { status: number; body: string; headers: Record<string, string | null> }
@@ -126,11 +160,17 @@ try {
       + 'Plinth\'s start-up migrates every outdated tenant. Give the bench a database of its own, e.g. '
       + 'DATABASE_URL=postgres://postgres@127.0.0.1:5432/plinth_bench npm run bench (created when missing), or pass --allow-foreign-migrations.');
   }
-  // bench tenants of an earlier run, when core or the manifests changed since: migrated here, else the
-  // first server start would migrate them all (1,000 scale tenants: minutes) inside a timed start-up
+  // bench tenants of an earlier run, when core or the manifests changed since: else the first server start
+  // would migrate them all inside a timed start-up. Scale tenants hold 5 products each and are cheaper to
+  // drop (~0.1 s) than to migrate (seconds each once the catalog holds a thousand schemas): --tenants
+  // provisions them again, and times that. The bench tenant is migrated here.
   const ours = (await kernel.tenants.outdated(kernel.digest)).filter((t) => isBenchTenant(t.id));
-  if (ours.length) log(`migrating ${ours.length} bench tenant(s) to the loaded modules (use --cleanup to start afresh)`);
-  for (const t of ours) await migrateTenant(kernel, t);
+  const disposable = ours.filter((t) => t.id.startsWith(SCALE_PREFIX) || t.id.startsWith(SAMPLE_PREFIX));
+  if (disposable.length) log(`dropping ${disposable.length} scale tenant(s) made for other modules (--tenants provisions them again)`);
+  for (const t of disposable) await dropTenant(kernel, t.id);
+  const kept = ours.filter((t) => !disposable.includes(t));
+  if (kept.length) log(`migrating ${kept.length} bench tenant(s) to the loaded modules (use --cleanup to start afresh)`);
+  for (const t of kept) await migrateTenant(kernel, t);
   const bench = await ensureTenant(kernel, tokens, BENCH_TENANT, { products: 10_000, categories: 20, as: opts.as, log });
   log(`tenant ${bench.id}: ${bench.productIds.length + 1} products, caller ${bench.roles.join(',')} (${Math.round(performance.now() - t0)} ms)`);
 
@@ -140,9 +180,12 @@ try {
     await removeWrites(kernel, bench);
     mkdirSync(LOG_DIR, { recursive: true });
     writeFileSync(sqlFile, JSON.stringify(capture.templates));
-    results.sql = { templates: capture.templates, otherStatements: capture.other };
+    const same = `Both servers send PostgreSQL the same statements: Plinth's captured text, and for parameterised ones the same values (${describeTemplates(capture.templates)}), `
+      + 'through pg query(text, values) (unnamed statement) or query(text) (inlined writes); checked by round trip at capture.';
+    results.sql = { templates: capture.templates, otherStatements: capture.other, sameStatements: same };
     for (const [name, other] of Object.entries(capture.other)) if (other.length) log(`note: a warm ${name} request also ran ${other.length} statement(s) outside the tenant tables: ${other.join(' | ')}`);
-    log(`captured Plinth's SQL: ${scenarios.map((s) => `${s.name} ${capture.templates[s.name].length}`).join(', ')} statement(s)`);
+    log(`captured Plinth's SQL (statements, of which with bind parameters): ${describeTemplates(capture.templates)}`);
+    log(same);
 
     // 2. same answers from both, before measuring anything
     const samples = new Map<string, Sample>();
@@ -174,17 +217,19 @@ try {
       };
       const runs: { baseline: Measured[]; plinth: Measured[] } = { baseline: [], plinth: [] };
       for (let i = 0; i < opts.repeat; i++) {
-        for (const name of i % 2 ? ['plinth', 'baseline'] as const : ['baseline', 'plinth'] as const) runs[name].push(await run(name));
+        for (const name of i % 2 ? ['plinth', 'baseline'] as const : ['baseline', 'plinth'] as const) runs[name].push(await retrying(`${s.name} on ${name}`, () => run(name)));
       }
       const mid = (ms: Measured[]) => [...ms].sort((a, b) => a.rps - b.rps)[(ms.length - 1) >> 1];
       const [b, p] = [mid(runs.baseline), mid(runs.plinth)];
       const r = {
         name: s.name, label: s.label, target: s.target, baseline: b, plinth: p,
-        ratio: round(median(runs.plinth.map((x, i) => x.rps / runs.baseline[i].rps))), p99Ratio: round(p.p99 / b.p99),
+        // a run that completed (almost) no requests gives no ratio: null in the JSON, n/a in the table
+        ratio: few(runs) ? null : round(median(runs.plinth.map((x, i) => x.rps / runs.baseline[i].rps))), p99Ratio: few(runs) ? null : round(p.p99 / b.p99),
         runs: { baseline: runs.baseline.map((x) => x.rps), plinth: runs.plinth.map((x) => x.rps) },
       };
       results.scenarios.push(r);
-      log(`${s.label}: baseline ${b.rps} req/s, Plinth ${p.rps} req/s → ${r.ratio} (target ${s.target}); p99 ${b.p99} / ${p.p99} ms; non-2xx ${b.non2xx} / ${p.non2xx}${opts.repeat > 1 ? `; runs ${r.runs.baseline.join('/')} vs ${r.runs.plinth.join('/')}` : ''}`);
+      if (few(runs)) log(`warning: a measured run of ${s.label} completed fewer than ${MIN_REQUESTS} requests; no ratio (raise --duration)`);
+      log(`${s.label}: baseline ${b.rps} req/s, Plinth ${p.rps} req/s → ${r.ratio ?? 'n/a'} (target ${s.target}); p99 ${b.p99} / ${p.p99} ms; non-2xx ${b.non2xx} / ${p.non2xx}${opts.repeat > 1 ? `; runs ${r.runs.baseline.join('/')} vs ${r.runs.plinth.join('/')}` : ''}`);
     }
   }
 
@@ -206,23 +251,34 @@ try {
       timings.push(performance.now() - t1);
       await dropTenant(kernel, id);
     }
-    const server = await startPlinth();
-    try {
-      const single = await measure(server, (req) => { req.path = `/api/products/${bench.productIds[Math.floor(Math.random() * bench.productIds.length)]}`; req.headers = headersOf(bench); return req; });
-      const spread = await measure(server, (req) => {
+    // single and spread on one server; with --repeat, pairs alternate their order and the ratio is the
+    // median of the pairs' ratios (one pair moves by ±15% on a loaded 2-core machine)
+    const setups = {
+      single: (req: AcRequest) => { req.path = `/api/products/${bench.productIds[Math.floor(Math.random() * bench.productIds.length)]}`; req.headers = headersOf(bench); return req; },
+      spread: (req: AcRequest) => {
         const t = tenants[Math.floor(Math.random() * tenants.length)];
         req.path = `/api/products/${t.productIds[Math.floor(Math.random() * t.productIds.length)]}`;
         req.headers = headersOf(t);
         return req;
-      });
-      results.scale = {
-        tenants: opts.tenants, single, spread, ratio: round(spread.rps / single.rps), target: 0.9,
-        provisioning: { samples: timings.length, medianMs: Math.round(median(timings)), p99Ms: Math.round(percentile(timings, 99)), maxMs: Math.round(Math.max(...timings)), createdThisRun },
-      };
-      log(`spread over ${opts.tenants} tenants: ${spread.rps} req/s vs ${single.rps} single → ${results.scale.ratio}; RSS ${spread.rssMb} MB`);
+      },
+    };
+    const runs: { single: Measured[]; spread: Measured[] } = { single: [], spread: [] };
+    const server = await startPlinth();
+    try {
+      for (let i = 0; i < opts.repeat; i++) {
+        for (const name of i % 2 ? ['spread', 'single'] as const : ['single', 'spread'] as const) runs[name].push(await measure(server, setups[name]));
+      }
     } finally {
       await server.stop();
     }
+    const mid = (ms: Measured[]) => [...ms].sort((a, b) => a.rps - b.rps)[(ms.length - 1) >> 1];
+    const [single, spread] = [mid(runs.single), mid(runs.spread)];
+    results.scale = {
+      tenants: opts.tenants, single, spread, ratio: round(median(runs.spread.map((x, i) => x.rps / runs.single[i].rps))), target: 0.9,
+      runs: { single: runs.single.map((x) => x.rps), spread: runs.spread.map((x) => x.rps) },
+      provisioning: { samples: timings.length, medianMs: Math.round(median(timings)), p99Ms: Math.round(percentile(timings, 99)), maxMs: Math.round(Math.max(...timings)), createdThisRun },
+    };
+    log(`spread over ${opts.tenants} tenants: ${spread.rps} req/s vs ${single.rps} single → ${results.scale.ratio}; RSS ${spread.rssMb} MB${opts.repeat > 1 ? `; runs ${runs.single.map((x) => x.rps).join('/')} single vs ${runs.spread.map((x) => x.rps).join('/')} spread` : ''}`);
   }
 
   if (o.profile) {
@@ -249,6 +305,7 @@ try {
   if (o['cold-start']) {
     const cold = async (env: Record<string, string>, first: boolean): Promise<ColdStart> => {
       const run = async () => {
+        assertModulesUnchanged();
         const { ms, line } = await timeToReadyLine(['scripts/start.ts'], env, /Plinth ready/);
         let reported = NaN;
         try { reported = JSON.parse(line).readyMs; } catch { /* not JSON */ }
