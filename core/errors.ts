@@ -18,6 +18,7 @@ export const ERRORS = {
   METHOD_NOT_ALLOWED: [405, 'Method not allowed', '%s'],
   NOT_ACCEPTABLE: [406, 'Not acceptable', '%s'],
   CONFLICT: [409, 'Conflict', '%s'],
+  STATE_LOCKED: [409, 'Locked by its state', '%s'],
   PRECONDITION_FAILED: [412, 'Precondition failed', '%s'],
   PAYLOAD_TOO_LARGE: [413, 'Payload too large', '%s'],
   UNSUPPORTED_MEDIA_TYPE: [415, 'Unsupported media type', '%s'],

@@ -19,7 +19,12 @@ type Op = NonNullable<CrudRoute['operations']>[number];
 const ALL_OPS: Op[] = ['list', 'read', 'create', 'replace', 'update', 'delete'];
 
 const pascal = (s: string) => s.split(/[-_]/).map((p) => p[0].toUpperCase() + p.slice(1)).join('');
-const IdParams = Type.Object({ id: Type.String({ format: 'uuid', description: 'UUIDv7 id' }) }, { additionalProperties: false });
+/** The path's parameters (a nested route's parent ids) and, for item paths, the row's own id. */
+function paramsSchema(path: string, idParam?: string) {
+  const names = path.split('/').filter((s) => s.startsWith(':')).map((s) => s.slice(1));
+  const props = Object.fromEntries([...names, ...(idParam ? [idParam] : [])].map((n) => [n, Type.String({ format: 'uuid', description: n === idParam ? 'UUIDv7 id' : `id of the parent (${n})` })]));
+  return Type.Object(props, { additionalProperties: false });
+}
 const ItemQuery = Type.Object({ translations: Type.Optional(TRANSLATIONS_PARAM) }, { additionalProperties: false });
 
 function headerSchema(model: EntityModel, write: boolean) {
@@ -48,6 +53,7 @@ export function crudContext(request: FastifyRequest, kernel: Kernel): CrudContex
     companyId: request.companyId,
     read: { prefs: languagePreference(request.headers['accept-language'], fallback), translations: translationsParam((request.query as Record<string, unknown> | undefined)?.translations) },
     writeLanguage: writeLanguage(request.headers['content-language'] as string | undefined, fallback),
+    userId: request.caller?.sub ?? null,
   };
 }
 
@@ -64,7 +70,20 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
   const ops = new Set(route.operations ?? ALL_OPS);
   const plural = pascal(route.path.split('/').pop()!);
   const opId = (verb: string, noun: string) => `${model.module.replace(/-./g, (m) => m[1].toUpperCase())}${verb}${noun}`;
-  const item = `${route.path}/:id`;
+  const idParam = route.idParam ?? 'id';
+  const item = `${route.path}/:${idParam}`;
+  const nested = route.path.includes('/:');
+  const CollectionParams = nested ? paramsSchema(route.path) : undefined;
+  const IdParams = paramsSchema(route.path, idParam);
+  // a nested route's parent ids come from its path: they narrow every read and fill every create
+  const boundOf = (request: FastifyRequest) => {
+    if (!nested) return undefined;
+    const params = request.params as Record<string, string>;
+    return Object.fromEntries(model.pathBound.filter((f) => f.name in params).map((f) => [f.name, params[f.name]]));
+  };
+  const idOf = (request: FastifyRequest) => (request.params as Record<string, string>)[idParam];
+  const collectionUrl = (request: FastifyRequest) => route.path.replace(/:([A-Za-z0-9]+)/g, (_, n: string) => (request.params as Record<string, string>)[n]);
+  const transitionErrors = model.transitions ? [422] : [];
   const access = (action: string): RouteAccess => ({ auth: 'user', admin: route.admin, company: model.scope === 'company', can: { action, subject: model.name } });
   const guardErrors = [401, 403, 429, 500];
   const codes = (action: string) => kernel.permissions.codesGranting(action, model.name);
@@ -83,12 +102,15 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
       schema: {
         operationId: opId('List', plural), tags, summary: `List ${model.label} records`, description: describe('read'),
         security: [{ bearerAuth: [] }], headers: headerSchema(model, false), querystring: listQuerySchema(model),
-        response: { 200: Type.Ref(schemaId(model, 'List')), ...problemResponses([400, ...guardErrors]) },
+        ...(CollectionParams ? { params: CollectionParams } : {}),
+        response: { 200: Type.Ref(schemaId(model, 'List')), ...problemResponses([400, ...(nested ? [404] : []), ...guardErrors]) },
       },
     }, async (request, reply) => {
       const ctx = crudContext(request, kernel);
+      const bound = boundOf(request);
+      if (bound) await assertParents(kernel, ctx, model, bound);
       const used = new Set<string>();
-      const page = await service.list(ctx, request.query as never, used);
+      const page = await service.list(ctx, request.query as never, used, bound);
       if (used.size) reply.header('content-language', [...used].join(', '));
       return page;
     });
@@ -103,7 +125,7 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
       },
     }, async (request, reply) => {
       const ctx = crudContext(request, kernel);
-      return send(request, reply, ctx, await service.read(ctx, (request.params as { id: string }).id));
+      return send(request, reply, ctx, await service.read(ctx, idOf(request), boundOf(request)));
     });
   }
   if (ops.has('create')) {
@@ -112,23 +134,24 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
       schema: {
         operationId: opId('Create', model.name), tags, summary: `Create a ${model.label}`, description: describe('create'),
         security: [{ bearerAuth: [] }], headers: headerSchema(model, true), querystring: ItemQuery, body: Type.Ref(schemaId(model, 'Create')),
-        response: { 201: Type.Ref(schemaId(model)), ...problemResponses([400, 409, 413, 415, ...guardErrors]) },
+        ...(CollectionParams ? { params: CollectionParams } : {}),
+        response: { 201: Type.Ref(schemaId(model)), ...problemResponses([400, ...(nested ? [404] : []), 409, 413, 415, ...transitionErrors, ...guardErrors]) },
       },
     }, async (request, reply) => {
       const ctx = crudContext(request, kernel);
       const body = await before(request, { op: 'create', body: request.body as Record<string, unknown> });
-      const row = await service.create(ctx, body!);
+      const row = await service.create(ctx, body!, {}, boundOf(request));
       await after(request, { op: 'create', id: row.id, body });
-      reply.header('location', `${route.path}/${row.id}`);
+      reply.header('location', `${collectionUrl(request)}/${row.id}`);
       return send(request, reply, ctx, row, 201);
     });
   }
   const update = (replace: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
     const ctx = crudContext(request, kernel);
-    const { id } = request.params as { id: string };
+    const id = idOf(request);
     const op = replace ? 'replace' : 'update';
     const body = await before(request, { op, id, body: request.body as Record<string, unknown> });
-    const row = await service.update(ctx, id, body!, { ifMatch: request.headers['if-match'], replace });
+    const row = await service.update(ctx, id, body!, { ifMatch: request.headers['if-match'], replace }, boundOf(request));
     await after(request, { op, id, body });
     return send(request, reply, ctx, row);
   };
@@ -143,7 +166,7 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
         summary: op === 'replace' ? `Replace a ${model.label} (every writable field)` : `Change some fields of a ${model.label}`,
         description: describe('update'),
         security: [{ bearerAuth: [] }], headers: writeHeaders, params: IdParams, querystring: ItemQuery, body: Type.Ref(schemaId(model, kind)),
-        response: { 200: Type.Ref(schemaId(model)), ...problemResponses([400, 404, 409, 412, 413, 415, ...guardErrors]) },
+        response: { 200: Type.Ref(schemaId(model)), ...problemResponses([400, 404, 409, 412, 413, 415, ...transitionErrors, ...guardErrors]) },
       },
       handler: update(op === 'replace'),
     });
@@ -159,9 +182,9 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
         response: { 204: { description: 'Deleted', type: 'null' }, ...problemResponses([400, 404, 409, 412, ...guardErrors]) },
       },
     }, async (request, reply) => {
-      const { id } = request.params as { id: string };
+      const id = idOf(request);
       await before(request, { op: 'delete', id });
-      await service.remove(crudContext(request, kernel), id, request.headers['if-match']);
+      await service.remove(crudContext(request, kernel), id, request.headers['if-match'], boundOf(request));
       await after(request, { op: 'delete', id });
       return reply.code(204).send();
     });
@@ -171,6 +194,16 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
   registerMethodNotAllowed(app, route.path, [...(ops.has('list') ? ['GET'] : []), ...(ops.has('create') ? ['POST'] : []), ...mine(route.path)]);
   registerMethodNotAllowed(app, item, [...(ops.has('read') ? ['GET'] : []), ...(ops.has('replace') ? ['PUT'] : []), ...(ops.has('update') ? ['PATCH'] : []), ...(ops.has('delete') ? ['DELETE'] : []), ...mine(item)]);
   for (const list of route.lists ?? []) registerMethodNotAllowed(app, list.path, ['GET', ...mine(list.path)]);
+}
+
+/** 404 unless every parent a nested path names exists in the caller's scope. */
+async function assertParents(kernel: Kernel, ctx: CrudContext, model: EntityModel, bound: Record<string, string>): Promise<void> {
+  for (const [name, id] of Object.entries(bound)) {
+    const parent = kernel.model(model.byName.get(name)!.entity!);
+    const where: Record<string, unknown> = { id };
+    if (parent.scope === 'company') where.companyId = ctx.companyId;
+    if (await ctx.em.count(parent.schema, where) === 0) throw httpError('NOT_FOUND', `${parent.name} ${id} does not exist`);
+  }
 }
 
 /**

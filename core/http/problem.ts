@@ -51,6 +51,8 @@ function fromDatabase(err: Error & { code?: string; sqlState?: string }): Mapped
   // restrict_violation: PostgreSQL 17+ (and PGlite) report ON DELETE RESTRICT with
   // its own SQLSTATE, which MikroORM does not map to a foreign-key exception
   if (err.code === '23001' || err.sqlState === '23001') return { code: 'CONFLICT', detail: 'the row is referenced by other rows' };
+  // numeric_value_out_of_range: a value (say a computed total) its column cannot hold
+  if (err.code === '22003' || err.sqlState === '22003') return { code: 'VALIDATION_FAILED', detail: 'a number is out of the range its field holds' };
   switch (err.name) {
     case 'UniqueConstraintViolationException':
       return { code: 'CONFLICT', detail: 'a row with the same unique value already exists' };

@@ -8,6 +8,7 @@ import { ManifestSchema, type Manifest, type ManifestEntity } from './schema.ts'
 import { ManifestError } from './errors.ts';
 import { checkFieldDefault, checkFieldRules, escapePointer, MAX_IDENTIFIER } from './field-rules.ts';
 import { snake, tableName } from '../model/entity-model.ts';
+import { Formula } from '../crud/decimal.ts';
 
 export interface LoadedManifest { manifest: Manifest; file: string }
 
@@ -46,6 +47,8 @@ export function parseManifest(text: string, file: string): Manifest {
   }
   const manifest = data as Manifest;
   (manifest.entities ?? []).forEach((entity, i) => checkEntity(manifest, entity, file, `/entities/${i}`));
+  (manifest.entities ?? []).forEach((entity, i) => checkDerived(manifest, entity, file, `/entities/${i}`));
+  checkAuditLog(manifest, file);
   checkRoutesAndMenu(manifest, file);
   return manifest;
 }
@@ -112,6 +115,61 @@ function checkEntity(m: Manifest, entity: ManifestEntity, file: string, at: stri
   }
 }
 
+const NUMERIC = new Set(['decimal', 'integer']);
+
+/** Computed fields, state machines: what they name must exist and fit. */
+function checkDerived(m: Manifest, entity: ManifestEntity, file: string, at: string): void {
+  for (const [name, f] of Object.entries(entity.fields)) {
+    const ptr = `${at}/fields/${escapePointer(name)}`;
+    if ((f.formula !== undefined || f.sum !== undefined) && f.type !== 'decimal') throw new ManifestError(file, ptr, 'only decimal fields can have a "formula" or a "sum"');
+    if (f.formula !== undefined && f.sum !== undefined) throw new ManifestError(file, `${ptr}/sum`, 'a field has a "formula" or a "sum", not both');
+    if (f.formula !== undefined) {
+      let formula: Formula;
+      try { formula = new Formula(f.formula); } catch (err) { throw new ManifestError(file, `${ptr}/formula`, `is no formula: ${(err as Error).message}`); }
+      const names = Object.keys(entity.fields);
+      for (const used of formula.fields) {
+        const g = entity.fields[used];
+        if (!g || !NUMERIC.has(g.type)) throw new ManifestError(file, `${ptr}/formula`, `"${used}" is no decimal or integer field of ${entity.name}`);
+        if (g.formula !== undefined && names.indexOf(used) > names.indexOf(name)) throw new ManifestError(file, `${ptr}/formula`, `"${used}" is computed after this field: declare it first`);
+      }
+    }
+    if (f.sum !== undefined) {
+      const child = (m.entities ?? []).find((e) => e.name === f.sum!.entity);
+      if (!child) throw new ManifestError(file, `${ptr}/sum/entity`, `"${f.sum.entity}" is no entity of this module`);
+      const by = child.fields[f.sum.by];
+      if (by?.type !== 'ref' || by.entity !== entity.name) throw new ManifestError(file, `${ptr}/sum/by`, `"${f.sum.by}" is no ref field of ${child.name} pointing at ${entity.name}`);
+      if (child.fields[f.sum.field]?.type !== 'decimal') throw new ManifestError(file, `${ptr}/sum/field`, `"${f.sum.field}" is no decimal field of ${child.name}`);
+    }
+  }
+  const tr = entity.transitions;
+  if (tr) {
+    const field = entity.fields[tr.field];
+    if (field?.type !== 'enum') throw new ManifestError(file, `${at}/transitions/field`, `"${tr.field}" is no enum field of ${entity.name}`);
+    const known = new Set(field.values);
+    const states: [string, string[]][] = [['initial', tr.initial], ['lockedIn', tr.lockedIn ?? []], ['reserved', tr.reserved ?? []],
+      ...Object.entries(tr.moves).map(([from, to]): [string, string[]] => [`moves/${escapePointer(from)}`, [from, ...to]])];
+    for (const [key, list] of states) {
+      const bad = list.find((s) => !known.has(s));
+      if (bad !== undefined) throw new ManifestError(file, `${at}/transitions/${key}`, `"${bad}" is not a value of ${tr.field}`);
+    }
+  }
+  if (entity.audit && !m.auditLog) throw new ManifestError(file, `${at}/audit`, 'an audited entity needs the module\'s "auditLog" entity');
+}
+
+export const AUDIT_FIELDS: Record<string, string> = { entity: 'string', entityId: 'string', action: 'enum', userId: 'string', changes: 'json', at: 'datetime' };
+
+function checkAuditLog(m: Manifest, file: string): void {
+  if (!m.auditLog) return;
+  const log = (m.entities ?? []).find((e) => e.name === m.auditLog);
+  if (!log) throw new ManifestError(file, '/auditLog', `"${m.auditLog}" is no entity of this module`);
+  for (const [name, type] of Object.entries(AUDIT_FIELDS)) {
+    if (log.fields[name]?.type !== type) throw new ManifestError(file, '/auditLog', `${log.name} needs a ${type} field "${name}"`);
+  }
+  const actions = log.fields.action.values ?? [];
+  const missing = ['create', 'update', 'delete'].find((a) => !actions.includes(a));
+  if (missing) throw new ManifestError(file, '/auditLog', `${log.name}.action needs the value "${missing}"`);
+}
+
 function checkRoutesAndMenu(m: Manifest, file: string): void {
   const codes = new Set((m.permissions ?? []).map((p) => p.code));
   (m.permissions ?? []).forEach((p, i) => {
@@ -127,6 +185,9 @@ function checkRoutesAndMenu(m: Manifest, file: string): void {
     seen.add(key);
     if (!('entity' in r)) return;
     const entity = (m.entities ?? []).find((e) => e.name === r.entity);
+    for (const seg of r.path.split('/').filter((p) => p.startsWith(':'))) {
+      if (entity && entity.fields[seg.slice(1)]?.type !== 'ref') throw new ManifestError(file, `/routes/${i}/path`, `"${seg}" names no ref field of ${r.entity}`);
+    }
     (r.lists ?? []).forEach((l, j) => {
       const field = entity?.fields[l.by];
       if (entity && field?.type !== 'ref') throw new ManifestError(file, `/routes/${i}/lists/${j}/by`, `"${l.by}" is not a ref field of ${r.entity}`);

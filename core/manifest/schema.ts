@@ -39,6 +39,20 @@ export const FieldSchema = Type.Object({
   secret: Type.Optional(Type.Boolean({ description: 'string/text: write-only (never in a response), encrypted at rest with the configured SECRET_KEY (AES-256-GCM); a PUT may omit it to keep the stored value' })),
   readOnly: Type.Optional(Type.Boolean({ description: 'in responses, never accepted in a request body (set by the module or its default)' })),
   widget: Type.Optional(Type.String({ description: 'console hint: input widget' })),
+  formula: Type.Optional(Type.String({ minLength: 1, description: 'decimal: computed on every write from the row\'s other fields (+ - * / and parentheses, exact decimal arithmetic), rounded half-up to the field\'s scale; read-only' })),
+  sum: Type.Optional(Type.Object({
+    entity: Type.String({ description: 'the child entity' }),
+    by: Type.String({ description: 'the child\'s ref field pointing at this entity' }),
+    field: Type.String({ description: 'the child\'s decimal field summed' }),
+  }, { additionalProperties: false, description: 'decimal: the sum of a field over the rows pointing at this one, recomputed in the same transaction as every write of such a row; read-only' })),
+}, { additionalProperties: false });
+
+export const TransitionsSchema = Type.Object({
+  field: Type.String({ description: 'the enum field holding the state' }),
+  initial: Type.Array(Type.String(), { minItems: 1, description: 'states a row may be created in' }),
+  moves: Type.Record(Type.String(), Type.Array(Type.String()), { description: 'state → the states a write may move it to; any other change of the field is 422 INVALID_TRANSITION' }),
+  lockedIn: Type.Optional(Type.Array(Type.String(), { description: 'states in which a row (and rows addressed through its path) can no longer be changed or deleted: 409 STATE_LOCKED' })),
+  reserved: Type.Optional(Type.Array(Type.String(), { description: 'states only module code (a custom handler) may move a row into, never a generated route' })),
 }, { additionalProperties: false });
 
 export const EntitySchema = Type.Object({
@@ -51,6 +65,8 @@ export const EntitySchema = Type.Object({
   unique: Type.Optional(Type.Array(Type.Array(FieldName, { minItems: 2 }), { description: 'composite unique keys' })),
   listColumns: Type.Optional(Type.Array(FieldName, { description: 'console hint: columns of the list page' })),
   defaultSort: Type.Optional(Type.String({ description: 'sort applied when a list asks for none, e.g. "name,-createdAt"' })),
+  transitions: Type.Optional(TransitionsSchema),
+  audit: Type.Optional(Type.Boolean({ description: 'record every create, update and delete in the module\'s auditLog entity, in the same transaction' })),
 }, { additionalProperties: false });
 
 export const GrantSchema = Type.Object({
@@ -70,6 +86,7 @@ export const PermissionSchema = Type.Object({
 export const CrudRouteSchema = Type.Object({
   entity: Type.String({ description: 'generate list, read, create, PUT, PATCH and delete for this entity' }),
   path: ApiPath,
+  idParam: Type.Optional(Type.String({ pattern: '^[a-z][A-Za-z0-9]*$', description: 'name of the item path parameter (default "id"), e.g. lineId for /quotes/:quoteId/lines/:lineId' })),
   operations: Type.Optional(Type.Array(Type.Enum(['list', 'read', 'create', 'replace', 'update', 'delete']), { uniqueItems: true, description: 'default: all six' })),
   admin: Type.Optional(Type.Boolean({ description: 'authenticate → requireRole → requireAdmin before the ability check' })),
   lists: Type.Optional(Type.Array(Type.Object({
@@ -112,6 +129,7 @@ export const ManifestSchema = Type.Object({
   entities: Type.Optional(Type.Array(EntitySchema)),
   routes: Type.Optional(Type.Array(Type.Union([CrudRouteSchema, CustomRouteSchema]))),
   menu: Type.Optional(Type.Array(MenuSchema)),
+  auditLog: Type.Optional(Type.String({ pattern: '^[A-Z][A-Za-z0-9]{1,40}$', description: 'entity of this module the kernel writes audit records to (fields entity, entityId, action, userId, changes, at)' })),
 }, { additionalProperties: false, $id: 'https://plinth.dev/schemas/manifest-1.json', title: 'Plinth module manifest' });
 
 export type Manifest = Static<typeof ManifestSchema>;
@@ -120,3 +138,4 @@ export type ManifestField = Static<typeof FieldSchema>;
 export type ManifestPermission = Static<typeof PermissionSchema>;
 export type CrudRoute = Static<typeof CrudRouteSchema>;
 export type CustomRoute = Static<typeof CustomRouteSchema>;
+export type Transitions = Static<typeof TransitionsSchema>;

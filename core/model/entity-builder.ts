@@ -82,5 +82,15 @@ export function buildEntityModels(manifests: Manifest[]): EntityModel[] {
       models.push(describeModel(manifest, entity, schema));
     }
   }
+  const byName = new Map(models.map((m) => [m.name, m]));
+  for (const parent of models) {
+    for (const field of parent.fields) {
+      if (!field.sum) continue;
+      const child = byName.get(field.sum.entity)!;
+      const rollup = { parent: parent.name, field, child: child.name, by: field.sum.by, summed: child.byName.get(field.sum.field)! };
+      parent.rollups.push(rollup);
+      child.feeds.push(rollup);
+    }
+  }
   return models;
 }

@@ -2,7 +2,8 @@
 // MikroORM schema, and which fields are written, filtered, sorted and searched.
 // Everything downstream (CRUD, OpenAPI, abilities) reads from here.
 import type { EntitySchema } from '@mikro-orm/core';
-import type { Manifest, ManifestEntity, ManifestField } from '../manifest/schema.ts';
+import type { Manifest, ManifestEntity, ManifestField, Transitions } from '../manifest/schema.ts';
+import { Formula } from '../crud/decimal.ts';
 
 export type Scope = 'tenant' | 'company';
 
@@ -39,7 +40,20 @@ export interface EntityModel {
   refs: FieldModel[];
   defaultSort: string;
   schema: EntitySchema;
+  /** decimal fields computed from the row on every write, in declaration order */
+  formulas: { field: FieldModel; formula: Formula }[];
+  /** sums over child rows this entity shows (filled in once every model exists) */
+  rollups: Rollup[];
+  /** sums on parents that a write of this entity changes */
+  feeds: Rollup[];
+  /** ref fields a nested CRUD route takes from its path (/quotes/:quoteId/lines): never in a body */
+  pathBound: FieldModel[];
+  transitions?: Transitions;
+  /** the module's audit entity, when this entity is audited */
+  auditLog?: string;
 }
+
+export interface Rollup { parent: string; field: FieldModel; child: string; by: string; summed: FieldModel }
 
 export const snake = (s: string) => s.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
 
@@ -56,6 +70,10 @@ export function tableName(module: string, entity: ManifestEntity): string {
 export function describeModel(manifest: Manifest, entity: ManifestEntity, schema: EntitySchema): EntityModel {
   const storedFields = Object.entries(entity.fields).map(([name, f]) => ({ ...f, name, column: snake(name) }));
   const fields = storedFields.filter((f) => !f.internal);
+  const bound = new Set((manifest.routes ?? []).flatMap((r) => ('entity' in r && r.entity === entity.name
+    ? r.path.split('/').filter((seg) => seg.startsWith(':')).map((seg) => seg.slice(1)) : [])));
+  const pathBound = fields.filter((f) => f.type === 'ref' && bound.has(f.name));
+  const derived = (f: FieldModel) => f.readOnly || f.formula !== undefined || f.sum !== undefined || pathBound.includes(f);
   return {
     name: entity.name,
     module: manifest.id,
@@ -66,7 +84,7 @@ export function describeModel(manifest: Manifest, entity: ManifestEntity, schema
     fields,
     storedFields,
     readable: fields.filter((f) => !f.secret),
-    writable: fields.filter((f) => !f.readOnly),
+    writable: fields.filter((f) => !derived(f)),
     secrets: fields.filter((f) => f.secret),
     byName: new Map(storedFields.map((f) => [f.name, f])),
     translatable: fields.filter((f) => f.translatable),
@@ -76,5 +94,11 @@ export function describeModel(manifest: Manifest, entity: ManifestEntity, schema
     refs: storedFields.filter((f) => f.type === 'ref'),
     defaultSort: entity.defaultSort ?? '-createdAt',
     schema,
+    formulas: fields.filter((f) => f.formula !== undefined).map((f) => ({ field: f, formula: new Formula(f.formula!) })),
+    rollups: [],
+    feeds: [],
+    pathBound,
+    transitions: entity.transitions,
+    auditLog: entity.audit ? manifest.auditLog : undefined,
   };
 }
