@@ -47,6 +47,9 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     LOG_LEVEL: 'silent',
     RATE_LIMIT_MAX: '100000',
     DEMO_DATA: 'false',
+    // a scaffolded module's tests can point the kernel at other manifests and plugins
+    ...(process.env.MANIFESTS_DIR ? { MANIFESTS_DIR: process.env.MANIFESTS_DIR } : {}),
+    ...(process.env.PLUGINS_DIR ? { PLUGINS_DIR: process.env.PLUGINS_DIR } : {}),
     ...(onPglite ? {} : { DATABASE_URL: TEST_DATABASE_URL }),
   });
   return { ...base, ...overrides };
