@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type TSchema } from 'typebox';
 import type { Kernel } from '../kernel.ts';
 import type { CrudRoute } from '../manifest/schema.ts';
-import type { EntityModel } from '../model/entity-model.ts';
+import { camel, pascal, type EntityModel } from '../model/entity-model.ts';
 import { CrudService, etag, type CrudContext } from '../crud/crud-service.ts';
 import { languagePreference, writeLanguage } from '../i18n.ts';
 import { httpError } from '../errors.ts';
@@ -18,7 +18,6 @@ import type { WriteEvent } from '../plugin-api.ts';
 type Op = NonNullable<CrudRoute['operations']>[number];
 const ALL_OPS: Op[] = ['list', 'read', 'create', 'replace', 'update', 'delete'];
 
-const pascal = (s: string) => s.split(/[-_]/).map((p) => p[0].toUpperCase() + p.slice(1)).join('');
 /** The path's parameters (a nested route's parent ids) and, for item paths, the row's own id. */
 function paramsSchema(path: string, idParam?: string) {
   const names = path.split('/').filter((s) => s.startsWith(':')).map((s) => s.slice(1));
@@ -69,7 +68,7 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
   const after = async (request: FastifyRequest, event: WriteEvent & { id: string }) => { await hooks?.afterWrite?.(request, event, kernel); };
   const ops = new Set(route.operations ?? ALL_OPS);
   const plural = pascal(route.path.split('/').pop()!);
-  const opId = (verb: string, noun: string) => `${model.module.replace(/-./g, (m) => m[1].toUpperCase())}${verb}${noun}`;
+  const opId = (verb: string, noun: string) => `${camel(model.module)}${verb}${noun}`;
   const idParam = route.idParam ?? 'id';
   const item = `${route.path}/:${idParam}`;
   const nested = route.path.includes('/:');
@@ -89,7 +88,7 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
   const codes = (action: string) => kernel.permissions.codesGranting(action, model.name);
   const describe = (action: string) => `Needs a permission granting "${action}" on ${model.name} (${codes(action).join(', ') || 'admin only'}).`;
   const tags = [kernel.modules.find((m) => m.manifest.id === model.module)!.manifest.name];
-  const send = (request: FastifyRequest, reply: FastifyReply, ctx: CrudContext, row: Record<string, any>, status = 200) => {
+  const send = (reply: FastifyReply, ctx: CrudContext, row: Record<string, any>, status = 200) => {
     const used = new Set<string>();
     const dto = service.toDto(row, ctx.read, used);
     if (used.size) reply.header('content-language', [...used].join(', '));
@@ -125,7 +124,7 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
       },
     }, async (request, reply) => {
       const ctx = crudContext(request, kernel);
-      return send(request, reply, ctx, await service.read(ctx, idOf(request), boundOf(request)));
+      return send(reply, ctx, await service.read(ctx, idOf(request), boundOf(request)));
     });
   }
   if (ops.has('create')) {
@@ -143,7 +142,7 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
       const row = await service.create(ctx, body!, {}, boundOf(request));
       await after(request, { op: 'create', id: row.id, body });
       reply.header('location', `${collectionUrl(request)}/${row.id}`);
-      return send(request, reply, ctx, row, 201);
+      return send(reply, ctx, row, 201);
     });
   }
   const update = (replace: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
@@ -153,7 +152,7 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
     const body = await before(request, { op, id, body: request.body as Record<string, unknown> });
     const row = await service.update(ctx, id, body!, { ifMatch: request.headers['if-match'], replace }, boundOf(request));
     await after(request, { op, id, body });
-    return send(request, reply, ctx, row);
+    return send(reply, ctx, row);
   };
   const writeHeaders = Type.Object({ ...headerSchema(model, true).properties, 'if-match': Type.Optional(Type.String({ description: 'ETag of the version this write is based on; 412 if stale' })) });
   for (const [op, method, verb, kind] of [['replace', 'PUT', 'Replace', 'Replace'], ['update', 'PATCH', 'Update', 'Patch']] as const) {

@@ -2,12 +2,11 @@
 // create / replace / patch bodies and the list query. Named by $id so OpenAPI
 // components read "CatalogProduct", "CatalogProductCreate", ...
 import { Type, type TSchema } from 'typebox';
-import type { EntityModel, FieldModel } from '../model/entity-model.ts';
+import { pascal, type EntityModel, type FieldModel } from '../model/entity-model.ts';
 import { DECIMAL_DEFAULT } from '../model/entity-builder.ts';
 
 export const INT4 = { minimum: -2147483648, maximum: 2147483647 };
 const LANG_KEY = '^[a-zA-Z]{1,8}(-[a-zA-Z0-9]{1,8})*$';
-const pascal = (s: string) => s.split(/[-_]/).map((p) => p[0].toUpperCase() + p.slice(1)).join('');
 
 export const schemaId = (model: EntityModel, suffix = '') => `${pascal(model.module)}${model.name}${suffix}`;
 

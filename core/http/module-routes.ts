@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Kernel, LoadedModule } from '../kernel.ts';
 import { ManifestError } from '../manifest/errors.ts';
 import type { CustomRoute } from '../manifest/schema.ts';
+import { camel } from '../model/entity-model.ts';
 import { bodySchema, listSchema, outputSchema } from './entity-schemas.ts';
 import { registerCrudRoutes } from './crud-routes.ts';
 import { problemResponses } from './problem.ts';
@@ -43,7 +44,7 @@ function registerCustomRoute(app: FastifyInstance, kernel: Kernel, module: Loade
     url: route.path,
     config: { access: { auth: 'user', admin: route.admin, company: subject?.scope === 'company', can: route.access } },
     schema: {
-      operationId: `${module.manifest.id.replace(/-./g, (m) => m[1].toUpperCase())}${route.handler[0].toUpperCase()}${route.handler.slice(1)}`,
+      operationId: `${camel(module.manifest.id)}${route.handler[0].toUpperCase()}${route.handler.slice(1)}`,
       tags: [module.manifest.name], summary: route.summary, security: [{ bearerAuth: [] }],
       ...(schema.params ? { params: schema.params } : {}),
       // none declared: an unknown query parameter is a 400, as on every generated route

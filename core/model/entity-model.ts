@@ -56,6 +56,10 @@ export interface EntityModel {
 export interface Rollup { parent: string; field: FieldModel; child: string; by: string; summed: FieldModel }
 
 export const snake = (s: string) => s.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
+/** "crm-extra" → "CrmExtra" (schema ids, operation nouns) */
+export const pascal = (s: string) => s.split(/[-_]/).map((p) => p[0].toUpperCase() + p.slice(1)).join('');
+/** "crm-extra" → "crmExtra" (operationId prefixes) */
+export const camel = (s: string) => s.replace(/-./g, (m) => m[1].toUpperCase());
 
 export function plural(word: string): string {
   if (/[^aeiou]y$/.test(word)) return `${word.slice(0, -1)}ies`;
