@@ -26,6 +26,7 @@ export const ERRORS = {
   RATE_LIMITED: [429, 'Too many requests', '%s'],
   INTERNAL: [500, 'Internal server error', 'An unexpected error occurred; quote the requestId when reporting it'],
   SERVICE_UNAVAILABLE: [503, 'Service unavailable', '%s'],
+  DATABASE_UNAVAILABLE: [503, 'Database unavailable', 'The database does not answer right now; retry after the time Retry-After names'],
 } as const;
 
 export type ErrorCode = keyof typeof ERRORS;

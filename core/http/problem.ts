@@ -4,6 +4,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { ERRORS, titleOf, type ErrorCode, type FieldError } from '../errors.ts';
+import { isDatabaseUnavailable, RETRY_AFTER_SECONDS } from '../db/failures.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -72,6 +73,7 @@ function mapError(err: FastifyError & { errors?: FieldError[] }): Mapped {
   if (err.code && err.code in FASTIFY_CODES) return { code: FASTIFY_CODES[err.code], detail: err.message };
   const db = fromDatabase(err);
   if (db) return db;
+  if (isDatabaseUnavailable(err)) return { code: 'DATABASE_UNAVAILABLE' };
   if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) return { code: BY_STATUS[err.statusCode] ?? 'VALIDATION_FAILED', detail: err.message };
   return { code: 'INTERNAL' };
 }
@@ -97,6 +99,10 @@ function safeErrorLog(err: Error & { code?: string; sqlState?: string }) {
 function handleError(err: FastifyError & { headers?: Record<string, string> }, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const mapped = mapError(err);
   if (mapped.code === 'INTERNAL') request.log.error({ err: safeErrorLog(err) }, 'unhandled error');
+  if (mapped.code === 'DATABASE_UNAVAILABLE') {
+    request.log.warn({ err: safeErrorLog(err) }, 'database unavailable');
+    reply.header('retry-after', String(RETRY_AFTER_SECONDS));
+  }
   if (err.headers) reply.headers(err.headers);
   return sendProblem(request, reply, mapped);
 }

@@ -1,0 +1,23 @@
+// Which database errors mean "the database cannot be reached right now" rather
+// than "this request is wrong": a refused or dropped connection, a server
+// shutting down or starting, a full server, a pool that hands out no connection
+// in time. Those answer 503 with Retry-After, never 500.
+
+/** SQLSTATE classes and codes of an unreachable or restarting server. */
+const UNAVAILABLE_STATES = /^(08|57P0[1-4]|53300|53400)/;
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED']);
+// pg and pg-pool say these in words only, with no code
+const NETWORK_MESSAGES = /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client was closed and is not queryable|Client has encountered a connection error|the database system is (starting up|shutting down|in recovery mode)|terminating connection due to administrator command/i;
+
+/** Seconds a client should wait before it tries again. */
+export const RETRY_AFTER_SECONDS = 5;
+
+export function isDatabaseUnavailable(err: unknown): boolean {
+  for (let e = err as (Error & { code?: unknown; sqlState?: unknown; cause?: unknown }) | undefined, depth = 0; e && depth < 4; e = e.cause as never, depth++) {
+    const state = typeof e.sqlState === 'string' ? e.sqlState : typeof e.code === 'string' ? e.code : '';
+    if (UNAVAILABLE_STATES.test(state) || NETWORK_CODES.has(state)) return true;
+    if (typeof e.message === 'string' && NETWORK_MESSAGES.test(e.message)) return true;
+    if (e.name === 'ConnectionException') return true;
+  }
+  return false;
+}
