@@ -12,6 +12,8 @@ import { Databases } from './db/databases.ts';
 import { moduleVersions, schemaDigest, type ModuleVersion } from './db/schema-versions.ts';
 import { TenantRegistry } from './tenancy/registry.ts';
 import { syncRegistry } from './tenancy/registry-sync.ts';
+import { PgListener } from './pg-listener.ts';
+import { Revocations } from './auth/revocations.ts';
 import { PermissionCatalog } from './access/permission-catalog.ts';
 import type { PluginModule } from './plugin-api.ts';
 import { SecretBox } from './secrets.ts';
@@ -26,6 +28,8 @@ export interface Kernel {
   digest: string;
   dbs: Databases;
   tenants: TenantRegistry;
+  /** access tokens revoked before they expire (every process knows at once) */
+  revocations: Revocations;
   permissions: PermissionCatalog;
   /** encrypts and decrypts secret fields */
   secrets: SecretBox;
@@ -47,19 +51,27 @@ export async function openKernel(config: Config): Promise<Kernel> {
   const versions = moduleVersions(manifests);
   const dbs = new Databases(config, [...models.values()].map((m) => m.schema));
   const tenants = new TenantRegistry(dbs, config.registrySchema);
-  let stopSync: (() => Promise<void>) | undefined;
+  const revocations = new Revocations(dbs, config.registrySchema, config.accessTokenTtlSeconds);
+  // one LISTEN connection on a shared server; embedded PGlite serves one process only
+  const listener = config.databases.main ? new PgListener(config.databases.main) : undefined;
   try {
     await dbs.open();
     await tenants.ensure();
-    if (config.databases.main) stopSync = await syncRegistry(tenants, config.databases.main);
+    await revocations.ensure();
+    if (listener) {
+      syncRegistry(tenants, listener);
+      revocations.listenOn(listener);
+      await listener.start();
+    }
   } catch (err) {
+    await listener?.close();
     await dbs.close();
     throw err;
   }
   return {
     config, modules, models, versions,
     digest: schemaDigest(versions),
-    dbs, tenants,
+    dbs, tenants, revocations,
     permissions: new PermissionCatalog(manifests),
     secrets: new SecretBox(config.secretKey),
     model(name) {
@@ -67,6 +79,6 @@ export async function openKernel(config: Config): Promise<Kernel> {
       if (!m) throw new Error(`no module declares entity "${name}"`);
       return m;
     },
-    close: async () => { await stopSync?.(); await dbs.close(); },
+    close: async () => { await listener?.close(); await dbs.close(); },
   };
 }

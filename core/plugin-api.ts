@@ -40,5 +40,6 @@ export { CrudService, etag, checkIfMatch } from './crud/crud-service.ts';
 export { crudContext } from './http/crud-routes.ts';
 export { httpError } from './errors.ts';
 export { hashPassword } from './auth/passwords.ts';
+export { revokeUserSessions } from './auth/sessions.ts';
 export { languagePreference, pick } from './i18n.ts';
 export { ADMIN_ROLE } from './access/role-directory.ts';

@@ -41,12 +41,29 @@ export class Identity {
     return { sub: user.id, tid: tenantId, rol: roles.map((r) => r.name as string), cid, pc };
   }
 
-  async storeRefreshToken(em: EntityManager, userId: string, hash: string, family: string | null): Promise<void> {
+  /** Stores a new refresh token (of a new family unless one is given); answers its family. */
+  async storeRefreshToken(em: EntityManager, userId: string, hash: string, family: string | null): Promise<string> {
+    const f = family ?? uuidv7();
     em.create(this.#e('RefreshToken'), {
-      userId, tokenHash: hash, family: family ?? uuidv7(),
+      userId, tokenHash: hash, family: f,
       expiresAt: new Date(Date.now() + this.#k.config.refreshTokenTtlSeconds * 1000),
     } as never);
     await em.flush();
+    return f;
+  }
+
+  /**
+   * Consumes a refresh token and stores its successor in one transaction; false
+   * if a concurrent request consumed it first. A loser's conditional update
+   * waits on the winner's row lock, so by the time it learns it lost, the
+   * winner's successor is committed and the loser's family revocation sees it.
+   */
+  async rotateRefreshToken(em: EntityManager, stored: Row, hash: string): Promise<boolean> {
+    return em.transactional(async (tem) => {
+      if (!(await this.consumeRefreshToken(tem, stored.id))) return false;
+      await this.storeRefreshToken(tem, stored.userId, hash, stored.family);
+      return true;
+    });
   }
 
   async findRefreshToken(em: EntityManager, token: string): Promise<Row | null> {

@@ -1,6 +1,7 @@
 // Access tokens are short-lived HS256 JWTs naming the tenant, the user, their
-// roles and companies. Verification results are cached by fast-jwt, so the hot
-// path pays for a signature check once per token, not per request.
+// roles and companies, the session (refresh-token family) and the issue time in
+// milliseconds, which revocations compare against. Verification results are
+// cached by fast-jwt, so the hot path pays for a signature check once per token.
 import { createHash, randomBytes } from 'node:crypto';
 import { createSigner, createVerifier } from 'fast-jwt';
 
@@ -10,6 +11,11 @@ export interface Claims {
   rol: string[];
   cid: string[];
   pc: string | null;
+  /** session: the refresh-token family the token was issued for */
+  sid?: string;
+  /** issued at, in milliseconds (iat has whole seconds only) */
+  ims?: number;
+  iat?: number;
   exp?: number;
 }
 
@@ -28,12 +34,15 @@ export class TokenService {
     this.#verify = createVerifier({ key: secret, algorithms: ['HS256'], allowedIss: ISSUER, cache: 10_000 }) as never;
   }
 
-  signAccess(claims: Claims): string { return this.#sign(claims); }
+  /** issuedAt: when the state the claims describe was read (revocations cut off by it) */
+  signAccess(claims: Claims, issuedAt = Date.now()): string { return this.#sign({ ...claims, ims: issuedAt }); }
 
   /** Throws on a bad signature, a wrong issuer or an expired token. */
   verifyAccess(token: string): Claims {
     const c = this.#verify(token);
     if (typeof c.sub !== 'string' || typeof c.tid !== 'string' || !Array.isArray(c.rol) || !Array.isArray(c.cid)) throw new Error('malformed claims');
+    // a token from before ims existed counts from the start of its second
+    if (typeof c.ims !== 'number') c.ims = (c.iat ?? 0) * 1000;
     return c;
   }
 

@@ -1,11 +1,13 @@
 // Login, refresh (rotating; reuse of a rotated token revokes its family),
-// logout and me. Access tokens are JWTs; refresh tokens are opaque and stored hashed.
-import type { FastifyInstance } from 'fastify';
+// logout and me. Access tokens are JWTs; refresh tokens are opaque and stored
+// hashed. Ending a session revokes its access tokens too (auth/sessions.ts).
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import type { Kernel } from '../kernel.ts';
 import { Identity } from '../auth/identity.ts';
 import { verifyPassword } from '../auth/passwords.ts';
 import { tenantOfRefreshToken, type Claims, type TokenService } from '../auth/tokens.ts';
+import { endSession, endUserSessions } from '../auth/sessions.ts';
 import { ADMIN_ROLE } from '../access/role-directory.ts';
 import type { AbilityFactory } from '../access/abilities.ts';
 import { httpError } from '../errors.ts';
@@ -46,10 +48,15 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
   for (const s of [TokenPair, Me, Login, RefreshBody, LogoutBody]) app.addSchema(s);
   const tags = ['Auth'];
 
-  const issue = async (em: Parameters<Identity['claimsFor']>[0], claims: Claims, family: string | null) => {
-    const refresh = tokens.newRefreshToken(claims.tid);
-    await identity.storeRefreshToken(em, claims.sub, refresh.hash, family);
-    return { accessToken: tokens.signAccess(claims), tokenType: 'Bearer' as const, expiresIn: tokens.accessTtlSeconds, refreshToken: refresh.token, refreshExpiresIn: tokens.refreshTtlSeconds };
+  // issuedAt: taken before the claims' state was read, so a revocation recorded
+  // after that state changed (password, deactivation) always covers the token
+  const pair = (reply: FastifyReply, claims: Claims, family: string, refreshToken: string, issuedAt: number) => {
+    // token responses must not be kept by browsers or proxies (RFC 6749 §5.1)
+    reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+    return {
+      accessToken: tokens.signAccess({ ...claims, sid: family }, issuedAt), tokenType: 'Bearer' as const, expiresIn: tokens.accessTtlSeconds,
+      refreshToken, refreshExpiresIn: tokens.refreshTtlSeconds,
+    };
   };
   const tenantEm = (t: { connectionKey: string; schema: string }) => kernel.dbs.get(t.connectionKey).em.fork({ schema: t.schema });
 
@@ -64,7 +71,8 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
       operationId: 'authLogin', tags, summary: 'Log in with tenant, e-mail and password', security: [],
       body: Type.Ref('AuthLogin'), response: { 200: Type.Ref('AuthTokens'), ...problemResponses([400, 401, 403, 429, 500]) },
     },
-  }, async (request) => {
+  }, async (request, reply) => {
+    const issuedAt = Date.now();
     const { tenant: tenantId, email, password } = request.body as { tenant: string; email: string; password: string };
     const tenant = await kernel.tenants.find(tenantId);
     const em = tenant ? tenantEm(tenant) : null;
@@ -72,7 +80,10 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
     const ok = await verifyPassword(password, user?.passwordHash);
     if (!ok || !user || !user.isActive || !tenant || !em) throw httpError('INVALID_CREDENTIALS');
     if (tenant.status !== 'active') throw httpError('TENANT_UNAVAILABLE', `tenant ${tenant.id} is ${tenant.status}`);
-    return issue(em, await identity.claimsFor(em, tenant.id, user), null);
+    const claims = await identity.claimsFor(em, tenant.id, user);
+    const refresh = tokens.newRefreshToken(tenant.id);
+    const family = await identity.storeRefreshToken(em, user.id, refresh.hash, null);
+    return pair(reply, claims, family, refresh.token, issuedAt);
   });
 
   app.post('/api/auth/refresh', {
@@ -81,7 +92,8 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
       operationId: 'authRefresh', tags, summary: 'Exchange a refresh token for new tokens (the old one stops working)', security: [],
       body: Type.Ref('AuthRefresh'), response: { 200: Type.Ref('AuthTokens'), ...problemResponses([400, 401, 403, 429, 500]) },
     },
-  }, async (request) => {
+  }, async (request, reply) => {
+    const issuedAt = Date.now();
     const { refreshToken } = request.body as { refreshToken: string };
     const tenantId = tenantOfRefreshToken(refreshToken);
     const tenant = tenantId ? await kernel.tenants.find(tenantId) : undefined;
@@ -91,14 +103,19 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
     if (!stored) throw httpError('UNAUTHENTICATED', 'unknown refresh token');
     // only a real token learns that its tenant is suspended
     if (tenant.status !== 'active') throw httpError('TENANT_UNAVAILABLE', `tenant ${tenant.id} is ${tenant.status}`);
-    if (stored.revokedAt || !(await identity.consumeRefreshToken(em, stored.id))) {
-      await identity.revokeFamily(em, stored.family);
-      throw httpError('TOKEN_REUSED');
-    }
+    const reused = async () => {
+      await endSession(kernel, em, tenant.id, stored.family);
+      return httpError('TOKEN_REUSED');
+    };
+    if (stored.revokedAt) throw await reused();
     if (stored.expiresAt.getTime() < Date.now()) throw httpError('UNAUTHENTICATED', 'the refresh token expired; log in again');
     const user = await identity.userById(em, stored.userId);
     if (!user?.isActive) throw httpError('UNAUTHENTICATED', 'the user is no longer active');
-    return issue(em, await identity.claimsFor(em, tenant.id, user), stored.family);
+    const claims = await identity.claimsFor(em, tenant.id, user);
+    const next = tokens.newRefreshToken(tenant.id);
+    // consume and successor in one transaction: see Identity.rotateRefreshToken
+    if (!(await identity.rotateRefreshToken(em, stored, next.hash))) throw await reused();
+    return pair(reply, claims, stored.family, next.token, issuedAt);
   });
 
   app.post('/api/auth/logout', {
@@ -106,18 +123,19 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
     // the body is optional: without one (no content at all) every token of the caller goes
     preValidation: async (request) => { request.body ??= {}; },
     schema: {
-      operationId: 'authLogout', tags, summary: 'Revoke a refresh token family (or, without one, every refresh token of the caller)',
+      operationId: 'authLogout', tags, summary: 'End the session of a refresh token: its family and access tokens (or, without one, every session of the caller)',
       security: [{ bearerAuth: [] }], body: Type.Ref('AuthLogout'),
       response: { 204: { description: 'Logged out', type: 'null' }, ...problemResponses([400, 401, 403, 429, 500]) },
     },
   }, async (request, reply) => {
     const { refreshToken } = (request.body ?? {}) as { refreshToken?: string };
     const em = request.em!;
+    const { sub, tid } = request.caller!;
     if (refreshToken) {
       const stored = await identity.findRefreshToken(em, refreshToken);
-      if (stored && stored.userId === request.caller!.sub) await identity.revokeFamily(em, stored.family);
+      if (stored && stored.userId === sub) await endSession(kernel, em, tid, stored.family);
     } else {
-      await identity.revokeAllOf(em, request.caller!.sub);
+      await endUserSessions(kernel, em, tid, sub);
     }
     return reply.code(204).send();
   });

@@ -60,9 +60,10 @@ export function installRequestContext(app: FastifyInstance, kernel: Kernel, toke
   app.addHook('onRequest', async (request) => {
     const access = request.routeOptions.config.access;
     if (!access || access.auth === 'public') return;
-    // 1. who: a valid access token
+    // 1. who: a valid access token, not revoked since (a map lookup)
     const claims = authenticate(request, tokens);
     request.caller = claims; // known from here on, so even a refused request logs its tenant and user
+    if (kernel.revocations.isRevoked(claims)) throw httpError('UNAUTHENTICATED', 'the access token was revoked; log in again');
     // 2. which tenant: from the token, via the cached registry
     const tenant = await kernel.tenants.find(claims.tid);
     if (!tenant) throw httpError('UNAUTHENTICATED', 'the token names an unknown tenant');

@@ -4,10 +4,10 @@
 //   definition, so its list is not edited. Any role write drops the tenant's
 //   compiled abilities.
 //   Users: e-mail addresses are stored lower-case (login compares them so); an
-//   administrator cannot deactivate or delete themselves; a deactivated user's
-//   refresh tokens stop working.
+//   administrator cannot deactivate or delete themselves; a deactivated or
+//   deleted user's sessions end at once (refresh and access tokens).
 import type { EntityHooks } from '../../core/plugin-api.ts';
-import { ADMIN_ROLE, httpError } from '../../core/plugin-api.ts';
+import { ADMIN_ROLE, httpError, revokeUserSessions } from '../../core/plugin-api.ts';
 import { entity } from './services.ts';
 
 type Row = Record<string, any>;
@@ -46,9 +46,8 @@ export const userHooks: EntityHooks = {
     if (self && (op === 'delete' || body?.isActive === false)) throw httpError('CONFLICT', 'you cannot deactivate or delete yourself');
     if (typeof body?.email === 'string') return { ...body, email: body.email.trim().toLowerCase() };
   },
-  async afterWrite(request, { op, id, body }, kernel) {
-    if (op !== 'delete' && body?.isActive === false) {
-      await request.em!.nativeUpdate(entity(kernel, 'RefreshToken'), { userId: id, revokedAt: null }, { revokedAt: new Date() } as never);
-    }
+  async afterWrite(request, { op, id, body }) {
+    // refresh and access tokens, in every process
+    if (op === 'delete' || body?.isActive === false) await revokeUserSessions(request, id);
   },
 };

@@ -4,7 +4,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { subject } from '@casl/ability';
 import type { Kernel } from '../../core/kernel.ts';
-import { crudContext, etag, hashPassword, httpError } from '../../core/plugin-api.ts';
+import { crudContext, etag, hashPassword, httpError, revokeUserSessions } from '../../core/plugin-api.ts';
 import { entity, serviceOf } from './services.ts';
 
 interface NewUser { email: string; name: string; password: string; primaryCompanyId?: string | null; [field: string]: unknown }
@@ -37,5 +37,7 @@ export async function setUserPassword(request: FastifyRequest, reply: FastifyRep
     // whoever held the old password loses their sessions
     await em.nativeUpdate(entity(kernel, 'RefreshToken'), { userId: id, revokedAt: null }, { revokedAt: new Date() } as never);
   });
+  // once committed: every access token so far, in every process, and a refresh token a racing refresh stored
+  await revokeUserSessions(request, id);
   return reply.code(204).send();
 }

@@ -249,8 +249,11 @@ t.test('logout', async (t) => {
     t.equal((await refresh(ctx, a.refreshToken)).statusCode, 401);
     t.equal((await refresh(ctx, b.refreshToken)).statusCode, 401);
     t.equal((await refresh(ctx, admin.refreshToken)).statusCode, 200, 'other users keep theirs');
-    const empty = await ctx.as(b.accessToken, { method: 'POST', url: '/api/auth/logout', payload: {} });
+    t.equal((await me(ctx, b.accessToken)).statusCode, 401, 'and every access token of the caller stops working');
+    const c = await loginOk(ctx, tenant.id, user.email);
+    const empty = await ctx.as(c.accessToken, { method: 'POST', url: '/api/auth/logout', payload: {} });
     t.equal(empty.statusCode, 204, 'an empty object does the same');
+    t.equal((await refresh(ctx, c.refreshToken)).statusCode, 401);
   });
 
   t.test("cannot revoke another user's tokens", async (t) => {

@@ -1,0 +1,24 @@
+// Ending sessions: the refresh tokens in the tenant schema and the access
+// tokens through the revocation list, refresh tokens first, so a refresh
+// racing the revocation cannot mint an access token the list would miss.
+import type { EntityManager } from '@mikro-orm/core';
+import type { FastifyRequest } from 'fastify';
+import type { Kernel } from '../kernel.ts';
+import { Identity } from './identity.ts';
+
+/** One session: a refresh-token family and every access token issued for it. */
+export async function endSession(kernel: Kernel, em: EntityManager, tenantId: string, family: string): Promise<void> {
+  await new Identity(kernel).revokeFamily(em, family);
+  await kernel.revocations.revokeSession(tenantId, family);
+}
+
+/** Every session of a user: all refresh tokens, and every access token issued until now. */
+export async function endUserSessions(kernel: Kernel, em: EntityManager, tenantId: string, userId: string): Promise<void> {
+  await new Identity(kernel).revokeAllOf(em, userId);
+  await kernel.revocations.revokeUser(tenantId, userId);
+}
+
+/** For module code (plugin API): after a password change, deactivation or deletion of a user of the caller's tenant. */
+export function revokeUserSessions(request: FastifyRequest, userId: string): Promise<void> {
+  return endUserSessions(request.server.kernel, request.em!, request.tenant!.id, userId);
+}
