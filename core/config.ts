@@ -22,6 +22,8 @@ export interface Config {
   poolSize: number;
   bodyLimit: number;
   rateLimit: { max: number; windowMs: number };
+  /** failed logins: per (tenant, e-mail, address) and per (tenant, e-mail); lockMs is window and lock time */
+  loginThrottle: { addressMaxFailures: number; accountMaxFailures: number; lockMs: number };
   logLevel: string;
   defaultLanguage: string;
   manifestsDir: string;
@@ -77,6 +79,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     poolSize: int(env.DB_POOL_SIZE, 10),
     bodyLimit: int(env.BODY_LIMIT, 1024 * 1024),
     rateLimit: { max: int(env.RATE_LIMIT_MAX, 1200), windowMs: int(env.RATE_LIMIT_WINDOW_MS, 60_000) },
+    loginThrottle: {
+      addressMaxFailures: Math.max(1, int(env.LOGIN_MAX_FAILURES, 5)),
+      accountMaxFailures: Math.max(1, int(env.LOGIN_ACCOUNT_MAX_FAILURES, 50)),
+      lockMs: Math.max(1, int(env.LOGIN_LOCK_SECONDS, 900)) * 1000,
+    },
     logLevel: env.LOG_LEVEL ?? 'info',
     defaultLanguage: env.DEFAULT_LANGUAGE ?? 'en',
     manifestsDir: resolve(env.MANIFESTS_DIR ?? 'manifests'),

@@ -14,6 +14,7 @@ import { TenantRegistry } from './tenancy/registry.ts';
 import { syncRegistry } from './tenancy/registry-sync.ts';
 import { PgListener } from './pg-listener.ts';
 import { Revocations } from './auth/revocations.ts';
+import { LoginThrottle } from './auth/login-throttle.ts';
 import { PermissionCatalog } from './access/permission-catalog.ts';
 import type { PluginModule } from './plugin-api.ts';
 import { SecretBox } from './secrets.ts';
@@ -30,6 +31,8 @@ export interface Kernel {
   tenants: TenantRegistry;
   /** access tokens revoked before they expire (every process knows at once) */
   revocations: Revocations;
+  /** failed logins per account and address */
+  loginThrottle: LoginThrottle;
   permissions: PermissionCatalog;
   /** encrypts and decrypts secret fields */
   secrets: SecretBox;
@@ -52,12 +55,14 @@ export async function openKernel(config: Config): Promise<Kernel> {
   const dbs = new Databases(config, [...models.values()].map((m) => m.schema));
   const tenants = new TenantRegistry(dbs, config.registrySchema);
   const revocations = new Revocations(dbs, config.registrySchema, config.accessTokenTtlSeconds);
+  const loginThrottle = new LoginThrottle(dbs, config.registrySchema, config.loginThrottle, config.refreshTokenTtlSeconds * 1000);
   // one LISTEN connection on a shared server; embedded PGlite serves one process only
   const listener = config.databases.main ? new PgListener(config.databases.main) : undefined;
   try {
     await dbs.open();
     await tenants.ensure();
     await revocations.ensure();
+    await loginThrottle.ensure();
     if (listener) {
       syncRegistry(tenants, listener);
       revocations.listenOn(listener);
@@ -71,7 +76,7 @@ export async function openKernel(config: Config): Promise<Kernel> {
   return {
     config, modules, models, versions,
     digest: schemaDigest(versions),
-    dbs, tenants, revocations,
+    dbs, tenants, revocations, loginThrottle,
     permissions: new PermissionCatalog(manifests),
     secrets: new SecretBox(config.secretKey),
     model(name) {

@@ -74,11 +74,19 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
   }, async (request, reply) => {
     const issuedAt = Date.now();
     const { tenant: tenantId, email, password } = request.body as { tenant: string; email: string; password: string };
+    const account = email.trim().toLowerCase();
+    // per account, before any password is checked (see auth/login-throttle.ts)
+    const wait = await kernel.loginThrottle.lockedFor(tenantId, account, request.ip);
+    if (wait > 0) throw httpError('RATE_LIMITED', 'too many failed logins for this account; try again later', { headers: { 'retry-after': String(Math.ceil(wait / 1000)) } });
     const tenant = await kernel.tenants.find(tenantId);
     const em = tenant ? tenantEm(tenant) : null;
-    const user = em ? await identity.userByEmail(em, email) : null;
+    const user = em ? await identity.userByEmail(em, account) : null;
     const ok = await verifyPassword(password, user?.passwordHash);
-    if (!ok || !user || !user.isActive || !tenant || !em) throw httpError('INVALID_CREDENTIALS');
+    if (!ok || !user || !user.isActive || !tenant || !em) {
+      await kernel.loginThrottle.failed(tenantId, account, request.ip);
+      throw httpError('INVALID_CREDENTIALS');
+    }
+    await kernel.loginThrottle.succeeded(tenantId, account, request.ip);
     if (tenant.status !== 'active') throw httpError('TENANT_UNAVAILABLE', `tenant ${tenant.id} is ${tenant.status}`);
     const claims = await identity.claimsFor(em, tenant.id, user);
     const refresh = tokens.newRefreshToken(tenant.id);
