@@ -11,6 +11,7 @@ import { RoleDirectory } from './access/role-directory.ts';
 import { installValidators } from './http/validation.ts';
 import { cachedSerializerFactory } from './http/serializers.ts';
 import { installProblemHandling, ProblemSchema, frameworkErrors } from './http/problem.ts';
+import { installInputGuard } from './http/input-guard.ts';
 import { installOpenApi } from './http/openapi.ts';
 import { installRequestContext } from './http/request-context.ts';
 import { registerAuthRoutes } from './http/auth-routes.ts';
@@ -54,6 +55,7 @@ export async function buildApp(kernel: Kernel, opts: AppOptions = {}): Promise<F
 
   const shared = [ProblemSchema, ...kernel.modules.flatMap((m) => entitySchemas(kernel, m))];
   installProblemHandling(app);
+  installInputGuard(app);
   // the API speaks JSON only: other bodies are 415, not parsed as text
   app.removeContentTypeParser('text/plain');
   for (const s of shared.slice(1)) app.addSchema(s);

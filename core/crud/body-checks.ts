@@ -1,39 +1,10 @@
-// Checks JSON Schema cannot express, run after schema validation: text the
-// database cannot store, decimal bounds, and references that must point at a
-// row in the caller's own scope (another company's row is as unknown as none).
+// Checks JSON Schema cannot express, run after schema validation: decimal
+// bounds, and references that must point at a row in the caller's own scope
+// (another company's row is as unknown as none). Text the database cannot
+// store never gets this far: http/input-guard.ts refuses it for every route.
 import type { EntityManager } from '@mikro-orm/core';
 import type { EntityModel } from '../model/entity-model.ts';
 import type { FieldError } from '../errors.ts';
-
-const MAX_JSON_DEPTH = 32;
-
-/**
- * PostgreSQL text and jsonb reject U+0000; jsonb rejects a lone UTF-16 surrogate
- * ("\ud800", valid JSON but no character), which text would silently turn into
- * U+FFFD; and very deep JSON exhausts its stack.
- */
-export function storableErrors(value: unknown, path = '', depth = 0, out: FieldError[] = []): FieldError[] {
-  if (out.length >= 10) return out;
-  if (typeof value === 'string') {
-    const fault = unstorable(value);
-    if (fault) out.push({ path: path || '/', message: `must not contain ${fault}` });
-  } else if (value && typeof value === 'object') {
-    if (depth > MAX_JSON_DEPTH) { out.push({ path: path || '/', message: `nests deeper than ${MAX_JSON_DEPTH} levels` }); return out; }
-    for (const [k, v] of Object.entries(value)) {
-      const child = `${path}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`;
-      const fault = unstorable(k);
-      if (fault) out.push({ path: child, message: `keys must not contain ${fault}` });
-      storableErrors(v, child, depth + 1, out);
-    }
-  }
-  return out;
-}
-
-function unstorable(s: string): string | undefined {
-  if (s.includes('\u0000')) return 'the NUL character (\\u0000)';
-  if (!s.isWellFormed()) return 'a lone UTF-16 surrogate';
-  return undefined;
-}
 
 export function decimalBoundErrors(model: EntityModel, body: Record<string, unknown>): FieldError[] {
   const out: FieldError[] = [];

@@ -10,7 +10,7 @@ import { accessFilter, type Ability } from '../access/abilities.ts';
 import { httpError, type FieldError } from '../errors.ts';
 import { SqlReader } from './sql-reader.ts';
 import { mergeTranslations, rowMapper, storedValue, type Dto, type ReadOptions, type Row } from './row-mapper.ts';
-import { decimalBoundErrors, referenceErrors, storableErrors } from './body-checks.ts';
+import { decimalBoundErrors, referenceErrors } from './body-checks.ts';
 import type { Translations } from '../i18n.ts';
 import { formatRounded } from './decimal.ts';
 import { comparable, computeFormulas, diff, fitting, parseSum, type Changes } from './derived.ts';
@@ -280,7 +280,7 @@ export class CrudService {
   }
 
   async #check(ctx: CrudContext, body: Record<string, unknown>): Promise<void> {
-    const errors: FieldError[] = [...storableErrors(body), ...decimalBoundErrors(this.model, body)];
+    const errors: FieldError[] = decimalBoundErrors(this.model, body);
     if (!errors.length) errors.push(...await referenceErrors(ctx.em, this.model, this.#models, body, ctx.companyId));
     if (errors.length) throw httpError('VALIDATION_FAILED', errors.map((e) => `${e.path} ${e.message}`).join('; '), { errors });
   }

@@ -241,8 +241,8 @@ export function registerMethodNotAllowed(app: FastifyInstance, url: string, allo
   if (!allowed.length) return;
   const missing = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((m) => !allowed.includes(m));
   const allow = allowed.join(', ');
-  app.route({
-    method: missing as never, url, schema: { hide: true },
-    handler: async () => { throw httpError('METHOD_NOT_ALLOWED', `${url} allows ${allow}`, { headers: { allow } }); },
-  });
+  const refuse = async () => { throw httpError('METHOD_NOT_ALLOWED', `${url} allows ${allow}`, { headers: { allow } }); };
+  // refused on arrival, before the body is parsed or the input guard reads the query:
+  // the method is wrong whatever the request carries (the handler is never reached)
+  app.route({ method: missing as never, url, schema: { hide: true }, onRequest: refuse, handler: refuse });
 }

@@ -3,9 +3,11 @@
 // { name: 5, bogus: 1 } into { name: "5" }); query strings, params and headers
 // arrive as text and are coerced to the declared types, but only from their
 // canonical spelling: Ajv alone would read "0x10", " 5" and "1e1" as numbers.
+// Both use the date formats PostgreSQL and Date agree on (date-formats.ts).
 import { Ajv, type AnySchema, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
+import { isDate, isDateTime } from './date-formats.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -42,6 +44,8 @@ function canonicalText(schema: AnySchema, validate: Validate): Validate {
 export function installValidators(app: FastifyInstance, shared: () => AnySchema[]): void {
   const make = (coerce: boolean) => {
     const ajv = addFormats(new Ajv({ allErrors: true, strict: false, coerceTypes: coerce, useDefaults: coerce, removeAdditional: false }));
+    ajv.addFormat('date', { type: 'string', validate: isDate });
+    ajv.addFormat('date-time', { type: 'string', validate: isDateTime });
     for (const s of shared()) ajv.addSchema(s);
     return ajv;
   };
