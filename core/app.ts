@@ -11,6 +11,7 @@ import { RoleDirectory } from './access/role-directory.ts';
 import { installValidators } from './http/validation.ts';
 import { cachedSerializerFactory } from './http/serializers.ts';
 import { installProblemHandling, ProblemSchema, frameworkErrors } from './http/problem.ts';
+import { clientErrorHandler, installRefusals } from './http/framework-errors.ts';
 import { installInputGuard } from './http/input-guard.ts';
 import { installOpenApi } from './http/openapi.ts';
 import { installRequestContext } from './http/request-context.ts';
@@ -41,7 +42,10 @@ export async function buildApp(kernel: Kernel, opts: AppOptions = {}): Promise<F
     // takes a client's X-Request-Id only when it is a short, plain token
     requestIdHeader: false,
     genReqId: (req) => { const h = req.headers['x-request-id']; return typeof h === 'string' && REQUEST_ID.test(h) ? h : randomUUID(); },
-    return503OnClosing: true,
+    // refusals before any route, as problem details: see http/framework-errors.ts
+    return503OnClosing: false,
+    http: { requireHostHeader: false },
+    clientErrorHandler,
     schemaController: { compilersFactory: { buildSerializer: cachedSerializerFactory as never } },
     // router errors (bad URL encoding, over-long params) as problem details too
     frameworkErrors,
@@ -55,6 +59,7 @@ export async function buildApp(kernel: Kernel, opts: AppOptions = {}): Promise<F
 
   const shared = [ProblemSchema, ...kernel.modules.flatMap((m) => entitySchemas(kernel, m))];
   installProblemHandling(app);
+  installRefusals(app);
   installInputGuard(app);
   // the API speaks JSON only: other bodies are 415, not parsed as text
   app.removeContentTypeParser('text/plain');

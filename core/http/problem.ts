@@ -31,9 +31,9 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_BAD_URL: 'VALIDATION_FAILED',
   FST_ERR_MAX_PARAM_LENGTH: 'VALIDATION_FAILED',
 };
-const BY_STATUS: Record<number, ErrorCode> = { 400: 'VALIDATION_FAILED', 401: 'UNAUTHENTICATED', 403: 'FORBIDDEN', 404: 'NOT_FOUND', 405: 'METHOD_NOT_ALLOWED', 406: 'NOT_ACCEPTABLE', 409: 'CONFLICT', 412: 'PRECONDITION_FAILED', 413: 'PAYLOAD_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE', 429: 'RATE_LIMITED' };
+const BY_STATUS: Record<number, ErrorCode> = { 400: 'VALIDATION_FAILED', 401: 'UNAUTHENTICATED', 403: 'FORBIDDEN', 404: 'NOT_FOUND', 405: 'METHOD_NOT_ALLOWED', 406: 'NOT_ACCEPTABLE', 408: 'REQUEST_TIMEOUT', 409: 'CONFLICT', 412: 'PRECONDITION_FAILED', 413: 'PAYLOAD_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE', 417: 'EXPECTATION_FAILED', 429: 'RATE_LIMITED', 431: 'HEADERS_TOO_LARGE' };
 
-interface Mapped { code: ErrorCode; detail?: string; errors?: FieldError[] }
+export interface Mapped { code: ErrorCode; detail?: string; errors?: FieldError[] }
 
 function fromValidation(err: FastifyError): Mapped {
   const part = err.validationContext ?? 'body';
@@ -80,14 +80,19 @@ function mapError(err: FastifyError & { errors?: FieldError[] }): Mapped {
 
 const typeUri = (code: ErrorCode) => `https://plinth.dev/problems/${code.toLowerCase().replace(/_/g, '-')}`;
 
-export function sendProblem(request: FastifyRequest, reply: FastifyReply, m: Mapped): FastifyReply {
+/** The problem document of a mapped error; instance is the request path, when there is a request. */
+export function problemBody(m: Mapped, requestId: string, instance?: string): Record<string, unknown> {
   const status = ERRORS[m.code][0];
-  return reply.code(status).type(PROBLEM_CONTENT_TYPE).send({
+  return {
     type: typeUri(m.code), title: titleOf(m.code), status,
     detail: m.code === 'INTERNAL' ? ERRORS.INTERNAL[2] : m.detail,
-    instance: request.url.split('?')[0], code: m.code, requestId: String(request.id),
+    ...(instance === undefined ? {} : { instance }), code: m.code, requestId,
     ...(m.errors?.length ? { errors: m.errors } : {}),
-  });
+  };
+}
+
+export function sendProblem(request: FastifyRequest, reply: FastifyReply, m: Mapped): FastifyReply {
+  return reply.code(ERRORS[m.code][0]).type(PROBLEM_CONTENT_TYPE).send(problemBody(m, String(request.id), request.url.split('?')[0]));
 }
 
 /** Logs a database error without its SQL or parameters (they may hold secrets). */
@@ -104,6 +109,10 @@ function handleError(err: FastifyError & { headers?: Record<string, string> }, r
     reply.header('retry-after', String(RETRY_AFTER_SECONDS));
   }
   if (err.headers) reply.headers(err.headers);
+  // Fastify closes the connection after any body parser error, lest unread body
+  // bytes be read as the next request; a body read to its end (bad JSON) leaves
+  // the connection as clean as any other 400
+  if (err.code?.startsWith('FST_ERR_CTP_') && request.raw.complete) reply.removeHeader('connection');
   return sendProblem(request, reply, mapped);
 }
 
