@@ -20,6 +20,8 @@ export interface Config {
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
   poolSize: number;
+  /** ms a request waits for a pooled connection (or a new one) before it answers 503 */
+  dbAcquireTimeoutMs: number;
   bodyLimit: number;
   rateLimit: { max: number; windowMs: number };
   /** failed logins: per (tenant, e-mail, address) and per (tenant, e-mail); lockMs is window and lock time */
@@ -77,6 +79,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     accessTokenTtlSeconds: int(env.ACCESS_TOKEN_TTL, 900),
     refreshTokenTtlSeconds: int(env.REFRESH_TOKEN_TTL, 30 * 24 * 3600),
     poolSize: int(env.DB_POOL_SIZE, 10),
+    dbAcquireTimeoutMs: int(env.DB_ACQUIRE_TIMEOUT_MS, 5000),
     bodyLimit: int(env.BODY_LIMIT, 1024 * 1024),
     rateLimit: { max: int(env.RATE_LIMIT_MAX, 1200), windowMs: int(env.RATE_LIMIT_WINDOW_MS, 60_000) },
     loginThrottle: {

@@ -8,11 +8,15 @@ import { PgliteDriver } from '@mikro-orm/pglite';
 import type { EntitySchema } from '@mikro-orm/core';
 import type { Config } from '../config.ts';
 import { VERSION_TABLE } from './schema-versions.ts';
+import { guardPool, poolStats, type PoolStats } from './pool-guard.ts';
+
+type PgPool = Parameters<typeof guardPool>[0] & Parameters<typeof poolStats>[0];
 
 export type Orm = MikroORM;
 
 export class Databases {
   readonly orms = new Map<string, Orm>();
+  readonly #pools = new Map<string, PgPool>();
   readonly embedded: boolean;
   #config: Config;
   #entities: EntitySchema[];
@@ -36,6 +40,11 @@ export class Databases {
 
   get main(): Orm { return this.get('main'); }
 
+  /** Pool counters per PostgreSQL connection key (none for embedded PGlite). */
+  poolStats(): Record<string, PoolStats> {
+    return Object.fromEntries([...this.#pools].map(([key, pool]) => [key, poolStats(pool)]));
+  }
+
   async #init(key: string): Promise<Orm> {
     const common = {
       entities: this.#entities,
@@ -46,7 +55,13 @@ export class Databases {
       ensureIndexes: false,
     };
     const url = this.#config.databases[key];
-    if (url) return MikroORM.init({ ...common, clientUrl: url });
+    if (url) {
+      const driverOptions = {
+        connectionTimeoutMillis: this.#config.dbAcquireTimeoutMs,
+        onPoolCreated: (pool: PgPool) => { guardPool(pool); this.#pools.set(key, pool); },
+      };
+      return MikroORM.init({ ...common, clientUrl: url, driverOptions } as never);
+    }
     const dir = this.#config.pgliteInMemory ? 'memory://' : join(this.#config.dataDir, 'pglite');
     if (dir !== 'memory://') mkdirSync(dir, { recursive: true });
     const snapshot = dir === 'memory://' && this.#config.pgliteSnapshot;
@@ -60,5 +75,6 @@ export class Databases {
   async close(): Promise<void> {
     for (const orm of this.orms.values()) await orm.close(true);
     this.orms.clear();
+    this.#pools.clear();
   }
 }
