@@ -14,6 +14,7 @@ import { installProblemHandling, ProblemSchema, frameworkErrors } from './http/p
 import { clientErrorHandler, installRefusals } from './http/framework-errors.ts';
 import { installInputGuard } from './http/input-guard.ts';
 import { installOpenApi } from './http/openapi.ts';
+import { installSecurityHeaders, withSecurityHeaders } from './http/security-headers.ts';
 import { installRequestContext } from './http/request-context.ts';
 import { registerAuthRoutes } from './http/auth-routes.ts';
 import { registerPlatformRoutes } from './http/platform-routes.ts';
@@ -48,7 +49,7 @@ export async function buildApp(kernel: Kernel, opts: AppOptions = {}): Promise<F
     clientErrorHandler,
     schemaController: { compilersFactory: { buildSerializer: cachedSerializerFactory as never } },
     // router errors (bad URL encoding, over-long params) as problem details too
-    frameworkErrors,
+    frameworkErrors: withSecurityHeaders(frameworkErrors),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
   });
   const tokens = new TokenService(config.jwtSecret, config.accessTokenTtlSeconds, config.refreshTokenTtlSeconds);
@@ -56,6 +57,7 @@ export async function buildApp(kernel: Kernel, opts: AppOptions = {}): Promise<F
   app.decorate('kernel', kernel);
   app.decorate('abilities', abilities);
   app.decorate('tokens', tokens);
+  await installSecurityHeaders(app);
 
   const shared = [ProblemSchema, ...kernel.modules.flatMap((m) => entitySchemas(kernel, m))];
   installProblemHandling(app);
