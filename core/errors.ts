@@ -29,7 +29,7 @@ export const ERRORS = {
   HEADERS_TOO_LARGE: [431, 'Request header fields too large', '%s'],
   INTERNAL: [500, 'Internal server error', 'An unexpected error occurred; quote the requestId when reporting it'],
   SERVICE_UNAVAILABLE: [503, 'Service unavailable', '%s'],
-  DATABASE_UNAVAILABLE: [503, 'Database unavailable', 'The database does not answer right now; retry after the time Retry-After names'],
+  DATABASE_UNAVAILABLE: [503, 'Database unavailable', '%s'],
 } as const;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -31,17 +31,25 @@ t.test('health', async (t) => {
     t.equal(res.statusCode, 200, url);
     t.same(res.json(), { status: 'ok' });
   }
+  // a pool that answers nothing while the server accepts fresh connections (or,
+  // embedded, while the in-process database is stuck): not ready, and not live
   const orm = ctx.kernel.dbs.main;
   const original = orm.em.getConnection.bind(orm.em);
-  orm.em.getConnection = (() => ({ execute: async () => { throw new Error('connection refused') } })) as never;
+  orm.em.getConnection = (() => ({ execute: () => new Promise(() => undefined) })) as never;
   try {
+    const started = Date.now();
     const down = await ctx.app.inject({ method: 'GET', url: '/health/ready' });
     t.equal(down.statusCode, 503, 'not ready while a database does not answer');
-    t.equal(down.json().code, 'SERVICE_UNAVAILABLE');
-    t.equal((await ctx.app.inject({ method: 'GET', url: '/health/live' })).statusCode, 200, 'but alive');
+    t.equal(down.json().code, 'DATABASE_UNAVAILABLE');
+    t.equal(down.headers['retry-after'], '5');
+    t.ok(Date.now() - started < 10_000, 'the probe gives up instead of hanging');
+    const live = await ctx.app.inject({ method: 'GET', url: '/health/live' });
+    t.equal(live.statusCode, 503, 'a wedged pool fails liveness: only a restart helps');
+    t.equal(live.json().code, 'SERVICE_UNAVAILABLE');
   } finally {
     orm.em.getConnection = original as never;
   }
+  t.equal((await ctx.app.inject({ method: 'GET', url: '/health/live' })).statusCode, 200, 'live again once the pool answers');
 });
 
 t.test('every request logs one line with request id, tenant and user', async (t) => {
