@@ -21,17 +21,20 @@ interface Entry { kind: Kind; tenant: string; subject: string; at: number }
 const GRACE_MS = 60_000;
 const PRUNE_EVERY_MS = 60_000;
 
-const key = (tenant: string, subject: string) => `${tenant}\u0000${subject}`;
+// tenant → subject → instant; nested rather than one concatenated key: the
+// claim strings come from fast-jwt's cache with their hashes computed, a
+// concatenation would be a new string to hash on every request
+type Entries = Map<string, Map<string, number>>;
 
 export class Revocations {
   #dbs: Databases;
   #schema: string;
   #table: string;
   #horizonMs: number;
-  /** tenant + user → cut-off (ms): tokens issued before it are revoked */
-  #users = new Map<string, number>();
-  /** tenant + family → when it was revoked: every token of the session is */
-  #sessions = new Map<string, number>();
+  /** tenant → user → cut-off (ms): tokens issued before it are revoked */
+  #users: Entries = new Map();
+  /** tenant → family → when it was revoked: every token of the session is */
+  #sessions: Entries = new Map();
   #prunedAt = 0;
 
   constructor(dbs: Databases, schema: string, accessTtlSeconds: number) {
@@ -62,11 +65,9 @@ export class Revocations {
 
   /** The hot path: after the JWT verify, one or two map lookups. */
   isRevoked(c: Claims): boolean {
-    if (this.#users.size) {
-      const cutoff = this.#users.get(key(c.tid, c.sub));
-      if (cutoff !== undefined && (c.ims ?? 0) < cutoff) return true;
-    }
-    return c.sid !== undefined && this.#sessions.size > 0 && this.#sessions.has(key(c.tid, c.sid));
+    const cutoff = this.#users.get(c.tid)?.get(c.sub);
+    if (cutoff !== undefined && (c.ims ?? 0) < cutoff) return true;
+    return c.sid !== undefined && this.#sessions.get(c.tid)?.has(c.sid) === true;
   }
 
   /** Every access token of the user issued until now stops working. */
@@ -110,16 +111,22 @@ export class Revocations {
   }
 
   #apply(e: Entry): void {
-    const map = e.kind === 'user' ? this.#users : this.#sessions;
-    const k = key(e.tenant, e.subject);
-    if ((map.get(k) ?? -Infinity) < e.at) map.set(k, e.at);
+    const entries = e.kind === 'user' ? this.#users : this.#sessions;
+    let tenant = entries.get(e.tenant);
+    if (!tenant) entries.set(e.tenant, tenant = new Map());
+    if ((tenant.get(e.subject) ?? -Infinity) < e.at) tenant.set(e.subject, e.at);
   }
 
   /** Drops expired entries from memory and, at most once a minute (or when asked), from the table. */
   async #prune(always: boolean): Promise<void> {
     const now = Date.now();
     const oldest = now - this.#horizonMs;
-    for (const map of [this.#users, this.#sessions]) for (const [k, at] of map) if (at < oldest) map.delete(k);
+    for (const entries of [this.#users, this.#sessions]) {
+      for (const [id, tenant] of entries) {
+        for (const [subject, at] of tenant) if (at < oldest) tenant.delete(subject);
+        if (!tenant.size) entries.delete(id);
+      }
+    }
     if (!always && now - this.#prunedAt < PRUNE_EVERY_MS) return;
     this.#prunedAt = now;
     await platformConnection(this.#dbs).execute(`delete from ${this.#table} where cutoff < ?`, [new Date(oldest)]);
