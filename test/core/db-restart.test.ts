@@ -23,7 +23,7 @@ if (unavailable) {
   const answers = new Map<number, number>();
   const bad: string[] = [];
   const slowest = { ms: 0 };
-  const count = (res: { statusCode: number; body: string; json(): any }, ms: number) => {
+  const count = (res: { statusCode: number; body: string; json(): any; headers: Record<string, unknown> }, ms: number) => {
     answers.set(res.statusCode, (answers.get(res.statusCode) ?? 0) + 1);
     slowest.ms = Math.max(slowest.ms, ms);
     if (res.statusCode >= 500 && !(res.statusCode === 503 && res.json().code === 'DATABASE_UNAVAILABLE' && res.headers['retry-after'])) bad.push(res.body);
