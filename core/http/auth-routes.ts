@@ -69,7 +69,7 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
     config: { access: { auth: 'public' }, rateLimit: loginLimit },
     schema: {
       operationId: 'authLogin', tags, summary: 'Log in with tenant, e-mail and password', security: [],
-      body: Type.Ref('AuthLogin'), response: { 200: Type.Ref('AuthTokens'), ...problemResponses([400, 401, 403, 429, 500]) },
+      body: Type.Ref('AuthLogin'), response: { 200: Type.Ref('AuthTokens'), ...problemResponses([400, 401, 403, 429, 500, 503]) },
     },
   }, async (request, reply) => {
     const issuedAt = Date.now();
@@ -98,7 +98,7 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
     config: { access: { auth: 'public' } },
     schema: {
       operationId: 'authRefresh', tags, summary: 'Exchange a refresh token for new tokens (the old one stops working)', security: [],
-      body: Type.Ref('AuthRefresh'), response: { 200: Type.Ref('AuthTokens'), ...problemResponses([400, 401, 403, 429, 500]) },
+      body: Type.Ref('AuthRefresh'), response: { 200: Type.Ref('AuthTokens'), ...problemResponses([400, 401, 403, 429, 500, 503]) },
     },
   }, async (request, reply) => {
     const issuedAt = Date.now();
@@ -133,7 +133,7 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
     schema: {
       operationId: 'authLogout', tags, summary: 'End the session of a refresh token: its family and access tokens (or, without one, every session of the caller)',
       security: [{ bearerAuth: [] }], body: Type.Ref('AuthLogout'),
-      response: { 204: { description: 'Logged out', type: 'null' }, ...problemResponses([400, 401, 403, 429, 500]) },
+      response: { 204: { description: 'Logged out', type: 'null' }, ...problemResponses([400, 401, 403, 429, 500, 503]) },
     },
   }, async (request, reply) => {
     const { refreshToken } = (request.body ?? {}) as { refreshToken?: string };
@@ -152,7 +152,7 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
     config: { access: { auth: 'user' } },
     schema: {
       operationId: 'authMe', tags, summary: 'The caller: roles, permissions, companies and company context',
-      security: [{ bearerAuth: [] }], response: { 200: Type.Ref('AuthMe'), ...problemResponses([400, 401, 403, 429, 500]) },
+      security: [{ bearerAuth: [] }], response: { 200: Type.Ref('AuthMe'), ...problemResponses([400, 401, 403, 429, 500, 503]) },
     },
   }, async (request) => {
     const claims = request.caller!;

@@ -44,7 +44,7 @@ export function registerDatabaseSizeRoutes(app: FastifyInstance, kernel: Kernel)
       operationId: 'authDatabaseSize', tags: ['Auth'],
       summary: 'Size of the caller\'s tenant schema by table; for a platform operator, of the whole database by schema',
       security: [{ bearerAuth: [] }], querystring: Type.Object({}, { additionalProperties: false }),
-      response: { 200: Type.Ref('AuthDatabaseSize'), ...problemResponses([400, 401, 403, 429, 500]) },
+      response: { 200: Type.Ref('AuthDatabaseSize'), ...problemResponses([400, 401, 403, 429, 500, 503]) },
     },
   }, async (request) => {
     const tenant = request.tenant!;

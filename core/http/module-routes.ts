@@ -50,7 +50,7 @@ function registerCustomRoute(app: FastifyInstance, kernel: Kernel, module: Loade
       // none declared: an unknown query parameter is a 400, as on every generated route
       querystring: schema.querystring ?? { type: 'object', properties: {}, additionalProperties: false },
       ...(schema.body ? { body: schema.body } : {}),
-      response: { ...(schema.response ?? {}), ...problemResponses([400, 401, 403, 404, 409, 422, 429, 500]) },
+      response: { ...(schema.response ?? {}), ...problemResponses([400, 401, 403, 404, 409, 422, 429, 500, 503]) },
     },
     handler: (request, reply) => handler(request, reply, kernel),
   });

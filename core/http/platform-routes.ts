@@ -37,7 +37,7 @@ export function registerPlatformRoutes(app: FastifyInstance, kernel: Kernel): vo
   for (const s of [TenantSchema, TenantList, TenantCreate]) app.addSchema(s);
   const tags = ['Platform'];
   const access = { auth: 'platform' as const, admin: true };
-  const errors = problemResponses([400, 401, 403, 429, 500]);
+  const errors = problemResponses([400, 401, 403, 429, 500, 503]);
   const IdParams = Type.Object({ id: Type.String({ pattern: TENANT_ID_PATTERN }) }, { additionalProperties: false });
 
   app.post('/api/platform/tenants', {
