@@ -12,7 +12,7 @@ import { Databases } from './db/databases.ts';
 import { moduleVersions, schemaDigest, type ModuleVersion } from './db/schema-versions.ts';
 import { TenantRegistry } from './tenancy/registry.ts';
 import { syncRegistry } from './tenancy/registry-sync.ts';
-import { PgListener } from './pg-listener.ts';
+import { PgListener } from './db/pg-listener.ts';
 import { Revocations } from './auth/revocations.ts';
 import { LoginThrottle } from './auth/login-throttle.ts';
 import { PermissionCatalog } from './access/permission-catalog.ts';

@@ -9,7 +9,7 @@
 // after a reconnect and periodically). Entries older than the access-token
 // lifetime are pruned: every token they name has expired by then.
 import type { Databases } from '../db/databases.ts';
-import type { PgListener } from '../pg-listener.ts';
+import type { PgListener } from '../db/pg-listener.ts';
 import type { Claims } from './tokens.ts';
 import { ensurePlatformTables, platformConnection } from './platform-tables.ts';
 

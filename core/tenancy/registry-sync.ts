@@ -5,7 +5,7 @@
 // covers notifications missed while its connection was down.
 // (Embedded PGlite serves one process only, so it needs neither.)
 import type { TenantRegistry } from './registry.ts';
-import type { PgListener } from '../pg-listener.ts';
+import type { PgListener } from '../db/pg-listener.ts';
 
 export function syncRegistry(registry: TenantRegistry, listener: PgListener): void {
   listener.on(registry.channel, (id) => registry.forget(id));

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../core/app.ts';
-import { PgListener, type ListenClient } from '../../core/pg-listener.ts';
+import { PgListener, type ListenClient } from '../../core/db/pg-listener.ts';
 import { build, onPglite, PASSWORD, TEST_DATABASE_URL, type TestContext } from '../helper.ts';
 import { kernelKit, randomId, type KernelKit } from '../fixtures/kernels.ts';
 
