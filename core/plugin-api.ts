@@ -3,6 +3,7 @@
 // for the tenant, request.ability checked the route's access), so a plugin
 // never opens its own EntityManager or checks roles by hand.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { EntityManager } from '@mikro-orm/core';
 import type { Kernel } from './kernel.ts';
 
 export type PluginHandler = (request: FastifyRequest, reply: FastifyReply, kernel: Kernel) => Promise<unknown>;
@@ -17,14 +18,31 @@ export interface WriteEvent {
   body?: Record<string, unknown>;
 }
 
+/** A write as its transaction sees it, before commit. */
+export interface TransactionEvent extends WriteEvent {
+  id: string;
+  /** the write's transaction: its queries see the write; rows changed through it commit with it */
+  em: EntityManager;
+  /** the row's API-visible values before the write; null on create */
+  before: Record<string, unknown> | null;
+  /** the row's API-visible values after the write; null on delete */
+  after: Record<string, unknown> | null;
+}
+
 /**
- * Rules of one entity the generated CRUD routes run around each write. Both
+ * Rules of one entity the generated CRUD routes run around each write. All
  * run inside the request's context (request.em, request.ability); they throw
  * coded errors (httpError) to refuse a write.
  */
 export interface EntityHooks {
   /** Before the write; may return a changed body (e.g. normalised). */
   beforeWrite?(request: FastifyRequest, event: WriteEvent, kernel: Kernel): Promise<Record<string, unknown> | void>;
+  /**
+   * Inside the write's transaction, once the row is locked and changed and
+   * the write's statements are sent, before commit: for rules that must hold
+   * under concurrency (take a lock, count rows). Throwing rolls the write back.
+   */
+  inTransaction?(request: FastifyRequest, event: TransactionEvent, kernel: Kernel): Promise<void>;
   /** After the write was committed. */
   afterWrite?(request: FastifyRequest, event: WriteEvent & { id: string }, kernel: Kernel): Promise<void>;
 }

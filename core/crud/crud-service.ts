@@ -37,7 +37,11 @@ export interface WriteOptions {
   set?: Row;
   /** update: the action the audit record names (default "update") */
   auditAction?: string;
+  /** runs inside the transaction once the write's statements are sent, before commit; throwing rolls it back */
+  inTransaction?: InTransaction;
 }
+/** The row's API-visible values around the write: `before` null on create, `after` null on delete. */
+export type InTransaction = (em: EntityManager, change: { id: string; before: Row | null; after: Row | null }) => Promise<void>;
 export type { Changes };
 
 export interface ListQuery { page?: number; size?: number; sort?: string; search?: string; [filter: string]: unknown }
@@ -116,6 +120,7 @@ export class CrudService {
       this.audit(em, ctx, 'create', row.id, diff({}, this.#snapshot(row)));
       await em.flush();
       await this.#rollUp(em, ctx, parents);
+      await this.#inTransaction(em, opts, row.id, null, row);
       return row;
     });
   }
@@ -141,11 +146,12 @@ export class CrudService {
       if (Object.keys(changes).length) this.audit(em, ctx, opts.auditAction ?? 'update', id, changes);
       await em.flush();
       await this.#rollUp(em, ctx, parents);
+      await this.#inTransaction(em, opts, id, before, row);
       return row;
     });
   }
 
-  async remove(ctx: CrudContext, id: string, ifMatch?: string, bound?: Bound): Promise<void> {
+  async remove(ctx: CrudContext, id: string, ifMatch?: string, bound?: Bound, opts: Pick<WriteOptions, 'inTransaction'> = {}): Promise<void> {
     await ctx.em.transactional(async (em) => {
       const row = await this.#load(em, ctx, id, true, bound);
       checkIfMatch(ifMatch, row.version);
@@ -154,11 +160,20 @@ export class CrudService {
       if (tr?.lockedIn?.includes(row[tr.field])) throw httpError('STATE_LOCKED', `a ${this.model.name} in state ${row[tr.field]} cannot be deleted`);
       const parents = await this.#lockParents(em, ctx, row);
       await this.#assertUnreferenced(em, id);
-      this.audit(em, ctx, 'delete', id, diff(this.#snapshot(row), {}));
+      const before = this.#snapshot(row);
+      this.audit(em, ctx, 'delete', id, diff(before, {}));
       em.remove(row);
       await em.flush();
       await this.#rollUp(em, ctx, parents);
+      await this.#inTransaction(em, opts, id, before, null);
     });
+  }
+
+  /** The caller's in-transaction rule, after the write's statements (its queries see them); what it changes is flushed too. */
+  async #inTransaction(em: EntityManager, opts: Pick<WriteOptions, 'inTransaction'>, id: string, before: Row | null, after: Row | null): Promise<void> {
+    if (!opts.inTransaction) return;
+    await opts.inTransaction(em, { id, before, after: after && this.#snapshot(after) });
+    await em.flush();
   }
 
   /** Queues an audit record of this write in `em` (flushed with it), when the entity is audited. */

@@ -7,7 +7,7 @@ import { Type, type TSchema } from 'typebox';
 import type { Kernel } from '../kernel.ts';
 import type { CrudRoute } from '../manifest/schema.ts';
 import { camel, pascal, type EntityModel } from '../model/entity-model.ts';
-import { CrudService, etag, type CrudContext } from '../crud/crud-service.ts';
+import { CrudService, etag, type CrudContext, type WriteOptions } from '../crud/crud-service.ts';
 import { languagePreference, writeLanguage } from '../i18n.ts';
 import { httpError } from '../errors.ts';
 import { problemResponses } from './problem.ts';
@@ -66,6 +66,8 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
   const hooks = kernel.modules.find((m) => m.manifest.id === model.module)?.plugin?.hooks?.[model.name];
   const before = async (request: FastifyRequest, event: WriteEvent) => (await hooks?.beforeWrite?.(request, event, kernel)) ?? event.body;
   const after = async (request: FastifyRequest, event: WriteEvent & { id: string }) => { await hooks?.afterWrite?.(request, event, kernel); };
+  const inTransaction = (request: FastifyRequest, event: WriteEvent): WriteOptions => (hooks?.inTransaction
+    ? { inTransaction: (em, change) => hooks.inTransaction!(request, { ...event, ...change, em }, kernel) } : {});
   const ops = new Set(route.operations ?? ALL_OPS);
   const plural = pascal(route.path.split('/').pop()!);
   const opId = (verb: string, noun: string) => `${camel(model.module)}${verb}${noun}`;
@@ -139,7 +141,7 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
     }, async (request, reply) => {
       const ctx = crudContext(request, kernel);
       const body = await before(request, { op: 'create', body: request.body as Record<string, unknown> });
-      const row = await service.create(ctx, body!, {}, boundOf(request));
+      const row = await service.create(ctx, body!, {}, boundOf(request), inTransaction(request, { op: 'create', body }));
       await after(request, { op: 'create', id: row.id, body });
       reply.header('location', `${collectionUrl(request)}/${row.id}`);
       return send(reply, ctx, row, 201);
@@ -150,7 +152,7 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
     const id = idOf(request);
     const op = replace ? 'replace' : 'update';
     const body = await before(request, { op, id, body: request.body as Record<string, unknown> });
-    const row = await service.update(ctx, id, body!, { ifMatch: request.headers['if-match'], replace }, boundOf(request));
+    const row = await service.update(ctx, id, body!, { ifMatch: request.headers['if-match'], replace, ...inTransaction(request, { op, id, body }) }, boundOf(request));
     await after(request, { op, id, body });
     return send(reply, ctx, row);
   };
@@ -183,7 +185,7 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
     }, async (request, reply) => {
       const id = idOf(request);
       await before(request, { op: 'delete', id });
-      await service.remove(crudContext(request, kernel), id, request.headers['if-match'], boundOf(request));
+      await service.remove(crudContext(request, kernel), id, request.headers['if-match'], boundOf(request), inTransaction(request, { op: 'delete', id }));
       await after(request, { op: 'delete', id });
       return reply.code(204).send();
     });
