@@ -3,10 +3,11 @@
 // admin: true). Roles and companies reach a user's token at their next login
 // or refresh; the tenant always keeps an active administrator.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { EntityManager } from '@mikro-orm/core';
+import { LockMode, type EntityManager } from '@mikro-orm/core';
 import type { Kernel } from '../../core/kernel.ts';
-import { ADMIN_ROLE, crudContext, httpError, pick } from '../../core/plugin-api.ts';
+import { crudContext, httpError, pick } from '../../core/plugin-api.ts';
 import { entity, serviceOf } from './services.ts';
+import { assertAdminLeft } from './admin-guard.ts';
 
 type Row = Record<string, any>;
 const MAX = 1000;
@@ -19,7 +20,7 @@ async function target(request: FastifyRequest, kernel: Kernel) {
   return { ctx, user };
 }
 
-async function rolesOf(em: EntityManager, kernel: Kernel, userId: string) {
+export async function rolesOf(em: EntityManager, kernel: Kernel, userId: string) {
   const links = await em.find(entity(kernel, 'UserRole'), { userId }) as Row[];
   const roles = links.length ? await em.find(entity(kernel, 'Role'), { id: { $in: links.map((l) => l.roleId) } }, { orderBy: { name: 'asc' } }) as Row[] : [];
   return page(roles.map((r) => ({ id: r.id as string, name: r.name as string })));
@@ -56,14 +57,12 @@ export async function setUserRoles(request: FastifyRequest, _reply: FastifyReply
   const { ctx, user } = await target(request, kernel);
   const { roleIds } = request.body as { roleIds: string[] };
   const result = await ctx.em.transactional(async (em) => {
-    // one role change per tenant at a time, so two cannot each remove "the other" admin
-    await em.getConnection().execute('select pg_advisory_xact_lock(hashtext(?))', [`plinth:roles:${request.tenant!.schema}`], 'all', em.getTransactionContext());
+    // the user's row first, as every user write locks it: role changes of one user go in turn
+    const locked = await em.findOne(entity(kernel, 'User'), { id: user.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    if (!locked) throw httpError('NOT_FOUND', `User ${user.id} does not exist`);
     await requireRows(em, kernel, 'Role', 'roleIds', roleIds);
     await replaceLinks(em, kernel, 'UserRole', 'roleId', user.id, roleIds);
-    const admin = await em.findOne(entity(kernel, 'Role'), { name: ADMIN_ROLE }) as Row | null;
-    const admins = admin ? await em.find(entity(kernel, 'UserRole'), { roleId: admin.id }) as Row[] : [];
-    const active = admins.length ? await em.count(entity(kernel, 'User'), { id: { $in: admins.map((a) => a.userId) }, isActive: true }) : 0;
-    if (active === 0) throw httpError('CONFLICT', 'the tenant would have no active administrator left');
+    await assertAdminLeft(em, kernel, request.tenant!.schema);
     return rolesOf(em, kernel, user.id);
   });
   request.server.abilities.invalidate(request.tenant!.id);

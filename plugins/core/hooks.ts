@@ -5,10 +5,15 @@
 //   compiled abilities.
 //   Users: e-mail addresses are stored lower-case (login compares them so); an
 //   administrator cannot deactivate or delete themselves; a deactivated or
-//   deleted user's sessions end at once (refresh and access tokens).
+//   deleted user's sessions end at once (refresh and access tokens); nobody
+//   changes a user holding rights they lack (escalation.ts); inside the
+//   write's transaction, a deactivation or deletion keeps the tenant an
+//   active administrator (admin-guard.ts).
 import type { EntityHooks } from '../../core/plugin-api.ts';
 import { ADMIN_ROLE, httpError, revokeUserSessions } from '../../core/plugin-api.ts';
 import { entity } from './services.ts';
+import { assertAdminLeft } from './admin-guard.ts';
+import { assertMayChange } from './escalation.ts';
 
 type Row = Record<string, any>;
 
@@ -41,10 +46,14 @@ export const roleHooks: EntityHooks = {
 };
 
 export const userHooks: EntityHooks = {
-  async beforeWrite(request, { op, id, body }) {
+  async beforeWrite(request, { op, id, body }, kernel) {
     const self = id === request.caller!.sub;
     if (self && (op === 'delete' || body?.isActive === false)) throw httpError('CONFLICT', 'you cannot deactivate or delete yourself');
+    if (op !== 'create') await assertMayChange(request, kernel, id!);
     if (typeof body?.email === 'string') return { ...body, email: body.email.trim().toLowerCase() };
+  },
+  async inTransaction(request, { em, before, after }, kernel) {
+    if (before?.isActive === true && after?.isActive !== true) await assertAdminLeft(em, kernel, request.tenant!.schema);
   },
   async afterWrite(request, { op, id, body }) {
     // refresh and access tokens, in every process

@@ -6,6 +6,7 @@ import { subject } from '@casl/ability';
 import type { Kernel } from '../../core/kernel.ts';
 import { crudContext, etag, hashPassword, httpError, revokeUserSessions } from '../../core/plugin-api.ts';
 import { entity, serviceOf } from './services.ts';
+import { assertMayChange } from './escalation.ts';
 
 interface NewUser { email: string; name: string; password: string; primaryCompanyId?: string | null; [field: string]: unknown }
 
@@ -31,6 +32,7 @@ export async function setUserPassword(request: FastifyRequest, reply: FastifyRep
   const ctx = crudContext(request, kernel);
   const user = await serviceOf(kernel, 'User').read(ctx, id);
   if (!ctx.ability.can('update', subject('User', { ...user }))) throw httpError('FORBIDDEN', 'not allowed to update this User');
+  await assertMayChange(request, kernel, id);
   const passwordHash = await hashPassword(password);
   await ctx.em.transactional(async (em) => {
     await em.nativeUpdate(entity(kernel, 'User'), { id }, { passwordHash } as never);

@@ -1,0 +1,129 @@
+// The tenant keeps an active administrator: deactivating, deleting or
+// replacing the last one is a 409, one request after another and when two
+// administrators race to remove each other. A deactivated or deleted user's
+// tokens die at once, but roles reach a token only at its next refresh: an
+// administrator whose admin role was just taken ("ex-admin") still acts as
+// one, which is who can still try to remove the last administrator.
+import t, { type Test } from 'tap';
+import type { LightMyRequestResponse } from 'fastify';
+import { build, PASSWORD, type TestTenant } from '../../helper.ts';
+import { apiAs, expectProblem, expectStatus, type Api } from './core-api.ts';
+
+const ctx = await build(t);
+const ROUNDS = 5;
+
+interface Admin { id: string; api: Api }
+type Admins = { tenant: TestTenant; a: Admin; b: Admin; adminRole: string };
+
+/** A user created by A, holding the admin role, logged in. */
+async function newAdmin(a: Api, tenant: TestTenant, adminRole: string, name: string): Promise<Admin> {
+  const email = `${name}@${tenant.id}.test`;
+  const u = expectStatus(await a('POST', '/api/users', { email, name, password: PASSWORD, primaryCompanyId: tenant.companyId }), 201, `create ${name}`);
+  expectStatus(await a('PUT', `/api/users/${u.id}/roles`, { roleIds: [adminRole] }), 200, `${name} is admin`);
+  const login = expectStatus(await ctx.login(tenant.id, email, PASSWORD), 200, `${name} logs in`);
+  return { id: u.id, api: apiAs(ctx, login.accessToken) };
+}
+
+/** A fresh tenant whose only administrators are A (its first) and B. */
+async function twoAdmins(): Promise<Admins> {
+  const tenant = await ctx.tenant();
+  const a = apiAs(ctx, tenant.adminToken);
+  const adminRole = expectStatus(await a('GET', '/api/roles?search=admin'), 200, 'roles').items.find((r: { name: string }) => r.name === 'admin').id;
+  const aId = expectStatus(await a('GET', '/api/auth/me'), 200, 'me').id;
+  return { tenant, adminRole, a: { id: aId, api: a }, b: await newAdmin(a, tenant, adminRole, 'b') };
+}
+
+/** C: an admin whose admin role A took away again; C's token still says admin. */
+async function exAdmin({ tenant, a, adminRole }: Admins): Promise<Admin> {
+  const c = await newAdmin(a.api, tenant, adminRole, 'c');
+  expectStatus(await a.api('PUT', `/api/users/${c.id}/roles`, { roleIds: [] }), 200, 'C is no admin any more');
+  return c;
+}
+
+/** Active users holding the admin role, read from the database. */
+async function activeAdmins(tenant: TestTenant): Promise<string[]> {
+  const t = ctx.kernel.tenants.cached(tenant.id)!;
+  const rows = await ctx.kernel.dbs.get(t.connectionKey).em.getConnection().execute(
+    `select u.id from "${t.schema}".core_users u join "${t.schema}".core_user_roles ur on ur.user_id = u.id
+     join "${t.schema}".core_roles r on r.id = ur.role_id where r.name = 'admin' and u.is_active order by u.id`) as { id: string }[];
+  return rows.map((r) => r.id);
+}
+
+const deactivate = (who: Admin, id: string) => who.api('PATCH', `/api/users/${id}`, { isActive: false });
+const replace = (who: Admin, id: string) => who.api('PUT', `/api/users/${id}`, { email: `last@${id.slice(-6)}.test`, name: 'Last', isActive: false, language: null, primaryCompanyId: null, organizationId: null });
+
+t.test('the last active admin is neither deactivated, replaced inactive, deleted nor stripped of the role', async (t) => {
+  const s = await twoAdmins();
+  const { tenant, a, b } = s;
+  expectStatus(await a.api('PUT', `/api/users/${b.id}/roles`, { roleIds: [] }), 200, 'A takes B\'s admin role: A is the last admin');
+  expectProblem(t, await deactivate(b, a.id), 409, 'CONFLICT', 'PATCH isActive false');
+  expectProblem(t, await replace(b, a.id), 409, 'CONFLICT', 'PUT with isActive false');
+  expectProblem(t, await b.api('DELETE', `/api/users/${a.id}`), 409, 'CONFLICT', 'DELETE');
+  expectProblem(t, await b.api('PUT', `/api/users/${a.id}/roles`, { roleIds: [] }), 409, 'CONFLICT', 'the admin role taken');
+  t.same(await activeAdmins(tenant), [a.id], 'A is still an active admin');
+  t.equal((await ctx.login(tenant.id, tenant.adminEmail, PASSWORD)).statusCode, 200, 'and logs in');
+  t.equal(expectStatus(await b.api('PATCH', `/api/users/${a.id}`, { name: 'Still here' }), 200, 'other changes pass').name, 'Still here');
+  t.equal(expectStatus(await deactivate(a, b.id), 200, 'a user who is no admin goes').isActive, false);
+});
+
+t.test('with two admins the first deactivation passes, the second is refused', async (t) => {
+  const s = await twoAdmins();
+  const c = await exAdmin(s);
+  t.equal(expectStatus(await deactivate(s.a, s.b.id), 200, 'A deactivates B').isActive, false);
+  expectProblem(t, await deactivate(c, s.a.id), 409, 'CONFLICT', 'the ex-admin deactivates A, the last one');
+  expectProblem(t, await replace(c, s.a.id), 409, 'CONFLICT', 'PUT with isActive false');
+  t.same(await activeAdmins(s.tenant), [s.a.id]);
+});
+
+t.test('with two admins deleting the first passes, deleting the second is refused', async (t) => {
+  const s = await twoAdmins();
+  const c = await exAdmin(s);
+  t.equal((await s.a.api('DELETE', `/api/users/${s.b.id}`)).statusCode, 204, 'A deletes B');
+  expectProblem(t, await c.api('DELETE', `/api/users/${s.a.id}`), 409, 'CONFLICT', 'the ex-admin deletes A, the last one');
+  t.same(await activeAdmins(s.tenant), [s.a.id]);
+});
+
+const codeOf = (res: LightMyRequestResponse) => (res.body ? res.json().code : undefined);
+
+interface Side { send: (s: Admins) => Promise<LightMyRequestResponse>; ok: number; endsOthersSession: boolean }
+
+/**
+ * Runs a race ROUNDS times on fresh tenants: `first` removes B, `second`
+ * (sent `offset` ms later) removes A. Exactly one succeeds and the admin it
+ * spared remains; the other is a 409, or a 401 when the winner had already
+ * deactivated or deleted its sender (its session ended before it arrived: with
+ * an offset, and on PGlite, which runs one request's queries after the other's).
+ */
+async function race(t: Test, what: string, offset: number, first: Side, second: Side) {
+  for (let round = 1; round <= ROUNDS; round++) {
+    const s = await twoAdmins();
+    const [r1, r2] = await Promise.all([first.send(s), new Promise<LightMyRequestResponse>((resolve, reject) => {
+      setTimeout(() => second.send(s).then(resolve, reject), offset);
+    })]);
+    const label = `${what}, round ${round} (${r1.statusCode}, ${r2.statusCode})`;
+    const firstWon = r1.statusCode === first.ok;
+    t.equal([firstWon, r2.statusCode === second.ok].filter(Boolean).length, 1, `${label}: exactly one succeeds`);
+    const lost = firstWon ? r2 : r1;
+    const sessionEnded = (firstWon ? first : second).endsOthersSession;
+    const refusals = [[409, 'CONFLICT'], ...(sessionEnded ? [[401, 'UNAUTHENTICATED']] : [])];
+    t.ok(refusals.some(([status, code]) => lost.statusCode === status && codeOf(lost) === code), `${label}: the other is refused (${codeOf(lost)})`);
+    t.same(await activeAdmins(s.tenant), [firstWon ? s.a.id : s.b.id], `${label}: the spared admin remains active`);
+  }
+}
+
+const aDeactivatesB: Side = { send: ({ a, b }) => deactivate(a, b.id), ok: 200, endsOthersSession: true };
+const bDeactivatesA: Side = { send: ({ a, b }) => deactivate(b, a.id), ok: 200, endsOthersSession: true };
+const aTakesBsRole: Side = { send: ({ a, b }) => a.api('PUT', `/api/users/${b.id}/roles`, { roleIds: [] }), ok: 200, endsOthersSession: false };
+const aDeletesB: Side = { send: ({ a, b }) => a.api('DELETE', `/api/users/${b.id}`), ok: 204, endsOthersSession: true };
+
+t.test('A deactivates B while B deactivates A', async (t) => {
+  for (const offset of [0, 20]) await race(t, `offset ${offset} ms`, offset, aDeactivatesB, bDeactivatesA);
+});
+
+t.test('A removes B\'s admin role while B deactivates A', async (t) => {
+  for (const offset of [0, 20]) await race(t, `offset ${offset} ms`, offset, aTakesBsRole, bDeactivatesA);
+});
+
+t.test('A deletes B while B deactivates A', async (t) => {
+  await race(t, 'no offset', 0, aDeletesB, bDeactivatesA);
+});
