@@ -33,6 +33,7 @@ t.test('isolation matrix', async (t) => {
   const all = variants(s);
   const ops = s.api.ops.filter((o) => o.auth !== 'public').sort((x, y) => Number(x.method === 'DELETE') - Number(y.method === 'DELETE'));
   let probes = 0;
+  const perVariant = new Map<string, number>();
   t.comment(`seed ${SEED}: ${ops.length} operations, ${all.length} kinds of caller`);
 
   for (const op of ops) {
@@ -40,6 +41,7 @@ t.test('isolation matrix', async (t) => {
       for (const v of all.filter((x) => x.applies(op))) {
         const p = await probe(s.ctx.app, s, op, v, rand);
         probes++;
+        perVariant.set(v.name, (perVariant.get(v.name) ?? 0) + 1);
         const e = p.expected;
         if (e.kind === 'problem') t.same({ status: p.victim.status, code: p.victim.code }, { status: e.status, code: e.code }, `${v.name} (${p.request})`);
         else t.ok(meets(p.victim, e), `${v.name}: ${e.kind === 'refused' ? 'refused' : 'no server error'}, got ${p.victim.status} ${p.victim.code ?? ''} (${p.request})`);
@@ -59,7 +61,7 @@ t.test('isolation matrix', async (t) => {
       }
     });
   }
-  t.comment(`${probes} probes (each a request for the victim's rows and one for unknown ones)`);
+  t.comment(`${probes} probes (each a request for the victim's rows and one for unknown ones): ${[...perVariant].map(([n, c]) => `${n} ${c}`).join('; ')}`);
 
   // last: these rows carry the victim's unique values, which later answers to the same caller would rightly show
   t.test('unique values of the victim are free in another tenant and another company', async (t) => {
@@ -74,11 +76,16 @@ t.test('isolation matrix', async (t) => {
   t.test('afterwards the victim has every row as it was, and no row more', async (t) => {
     const after = await rowsNow();
     for (const row of s.victim.rows) t.equal(after.get(row.id), before.get(row.id), `${row.entity} ${row.id}`);
+    // not even its owner reads a write-only value back
+    const secrets = s.victim.rows.flatMap((r) => Object.values(r.body).filter((x): x is string => typeof x === 'string' && x.startsWith('Wo-')));
+    t.ok(secrets.length > 0, `${secrets.length} write-only values were written`);
+    for (const secret of secrets) t.notOk([...after.values()].some((body) => body.includes(secret)), `${secret} is in no answer to its owner`);
     t.same(await totalsNow(), totals, 'the owner\'s lists hold as many rows as before');
   });
 
   t.test('afterwards the victim\'s accounts and sessions still work', async (t) => {
-    for (const email of [s.V.adminEmail, s.victimUser.email]) t.equal((await s.ctx.login(s.V.id, email, PASSWORD)).statusCode, 200, `${email} logs in`);
+    t.equal((await s.ctx.login(s.V.id, s.V.adminEmail, PASSWORD)).statusCode, 200, 'the administrator logs in');
+    t.equal((await s.ctx.login(s.V.id, s.victimUser.email, s.victimUser.password)).statusCode, 200, 'the victim\'s user logs in with their password');
     const refresh = await s.ctx.app.inject({ method: 'POST', url: '/api/auth/refresh', payload: { refreshToken: s.victimRefreshToken } });
     t.equal(refresh.statusCode, 200, 'the victim\'s refresh token still refreshes');
     t.equal((await owner('/api/auth/me')).statusCode, 200, 'the victim\'s access token still works');

@@ -3,7 +3,6 @@
 // state, and every free text carrying a marker, so a response that shows one
 // of these rows to someone else gives itself away by that marker.
 import fc from 'fast-check';
-import { PASSWORD } from '../../helper.ts';
 import type { Api, Schema } from './describe.ts';
 
 export interface ValueContext {
@@ -50,7 +49,8 @@ export function exampleOf(api: Api, schema: Schema, ctx: ValueContext, name = ''
       if (s.format === 'date') return '2025-03-14';
       if (s.format === 'date-time') return '2025-03-14T09:26:53.000Z';
       if (s.format === 'email') return `${ctx.marker}${++ctx.counter.n}@example.test`;
-      if (s.writeOnly && /password/i.test(name)) return PASSWORD;
+      // write-only values (passwords, secrets) are distinctive too: no answer may ever show one
+      if (s.writeOnly) return `Wo-${ctx.marker}${++ctx.counter.n}`.padEnd(s.minLength ?? 0, 'x');
       return textFor(s, ctx);
     case 'array': {
       const one = exampleOf(api, s.items ?? {}, ctx, name.replace(/s$/, ''), full);

@@ -28,7 +28,8 @@ export class Recorder {
   constructor(world: World, seed: number) { this.world = world; this.seed = seed; }
 
   async send(name: string, req: FuzzRequest, op?: ApiOperation): Promise<LightMyRequestResponse> {
-    const headers: Record<string, string> = { ...req.headers, ...(req.token ? { authorization: `Bearer ${req.token}` } : {}) };
+    // a forged caller's "token" is the whole Authorization header
+    const headers: Record<string, string> = { ...req.headers, ...(req.token ? { authorization: req.caller === 'forged' ? req.token : `Bearer ${req.token}` } : {}) };
     if (req.body?.type) headers['content-type'] = req.body.type;
     const url = `${req.path}${req.query ? `?${req.query}` : ''}`;
     const res = await this.world.ctx.app.inject({ method: req.method as 'GET', url, headers, ...(req.remoteAddress ? { remoteAddress: req.remoteAddress } : {}), ...(req.body ? { payload: req.body.text } : {}) });

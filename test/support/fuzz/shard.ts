@@ -11,6 +11,7 @@ import { buildWorld } from './world.ts';
 import { requestsFor } from './requests.ts';
 import { Recorder } from './recorder.ts';
 import { lifecycle } from './lifecycle.ts';
+import { boundaries } from './boundaries.ts';
 import { frameworkRefusals, missingMethods, refreshRace } from './scenarios.ts';
 
 export const SEED = Number(process.env.FUZZ_SEED ?? 20_261_122);
@@ -49,8 +50,9 @@ export async function runShard(t: Test, shard: number, count: number): Promise<v
     if (chains.attempts) t.ok(chains.completed > 0, `${entity}: ${chains.completed} of ${chains.attempts} valid create-read-update-delete chains completed`);
   }
 
-  const { arbitrary } = requestsFor(world);
   const ops = api.ops.filter((o) => groups.has(o.group)).sort(order);
+  await boundaries(rec, ops, SEED);
+  const { arbitrary } = requestsFor(world);
   for (const op of ops) {
     await fc.check(fc.asyncProperty(arbitrary(op), async (req) => { await rec.send(op.id, req, op); return true; }), { seed: SEED + hash(op.id), numRuns: RUNS });
     t.pass(`${op.id}: ${RUNS} requests, statuses ${rec.statuses(op.id)}`);

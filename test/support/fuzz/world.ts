@@ -27,6 +27,7 @@ export interface World {
   second: string;
   foreign: string;
   tokens: Record<Exclude<Caller, 'forged'>, string | undefined>;
+  /** Authorization header values that must not authenticate: forged tokens, malformed schemes */
   forged: string[];
   /** rows the admin may use (primary company); the fuzz adds what it creates and drops what it deletes */
   pool: Map<string, DataRow[]>;
@@ -120,7 +121,11 @@ export async function buildWorld(t: Test, o: { operator: boolean; seed: number }
       if (res.statusCode !== 200) throw new Error(`renewing ${caller}: ${res.body}`);
       tokens[caller] = res.json().accessToken;
     },
-    forged: Object.values(forgedTokens(admin, b.adminToken, viewer.token)),
+    forged: [
+      ...Object.values(forgedTokens(admin, b.adminToken, viewer.token)).map((tok) => `Bearer ${tok}`),
+      `Basic ${Buffer.from(`${a.adminEmail}:${PASSWORD}`).toString('base64')}`, `Token ${admin}`, admin, 'Bearer', `Bearer ${admin}x`,
+      `Bearer ${admin}.x`, `Bearer ${admin}, Bearer ${admin}`, `Bearer ${admin.split('.').slice(0, 2).join('.')}.`, `Bearer ${'A'.repeat(9000)}.e30.x`,
+    ],
     credentials: [{ tenant: a.id, email: a.adminEmail, password: PASSWORD }, { tenant: a.id, email: viewer.email, password: PASSWORD }, { tenant: b.id, email: b.adminEmail, password: PASSWORD }],
   };
 }

@@ -26,7 +26,7 @@ export interface Scene {
   forged: Record<string, string>;
   /** the victim's administrator, and its dataset user (made an administrator too) */
   vAdminId: string;
-  victimUser: { id: string; email: string };
+  victimUser: { id: string; email: string; password: string };
   victimRefreshToken: string;
   /** what other tenants must never see, and what other companies of V must never see */
   needles: { tenant: string[]; company: string[] };
@@ -72,6 +72,7 @@ export async function buildScene(t: Test, seed: number): Promise<Scene> {
   const victimRefreshToken = (await ctx.login(V.id, V.adminEmail, PASSWORD)).json().refreshToken as string;
 
   const companyRows = victim.rows.filter((r) => api.model(r.entity)?.scope === 'company');
+  // write-only values carry the marker as well ("Wo-<marker>..."): the tenant needle covers them, and no one sees them at all
   const needles = {
     tenant: [V.id, V.companyId, vAdminId, V.adminEmail, victim.marker, ...victim.rows.map((r) => r.id)],
     company: [V.companyId, `${victim.marker}c`, ...companyRows.map((r) => r.id)],
@@ -80,7 +81,7 @@ export async function buildScene(t: Test, seed: number): Promise<Scene> {
   for (const row of victim.rows) if ((await as(V.adminToken, 'GET', readUrl(api, row))).statusCode !== 200) throw new Error(`victim row ${row.entity} unreadable`);
   return {
     ctx, api, V, X, companyB, victim, mirrorB, mirrorX, vAdminId, victimRefreshToken, needles,
-    victimUser: { id: victimUser.id, email: String(victimUser.body.email) },
+    victimUser: { id: victimUser.id, email: String(victimUser.body.email), password: String(victimUser.body.password) },
     tokens: { vAdmin: V.adminToken, bAdmin, xAdmin: X.adminToken, noRole, allCodes },
     lacking: (action, subject) => lackingTokens.get(api.codesGranting(action, subject).sort().join(' '))!,
     forged: forgedTokens(V.adminToken, X.adminToken, noRole),
