@@ -86,7 +86,7 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
   const collectionUrl = (request: FastifyRequest) => route.path.replace(/:([A-Za-z0-9]+)/g, (_, n: string) => (request.params as Record<string, string>)[n]);
   const transitionErrors = model.transitions ? [422] : [];
   const access = (action: string): RouteAccess => ({ auth: 'user', admin: route.admin, company: model.scope === 'company', can: { action, subject: model.name } });
-  const guardErrors = [401, 403, 429, 500];
+  const guardErrors = [401, 403, 429, 500, 503];
   const codes = (action: string) => kernel.permissions.codesGranting(action, model.name);
   const describe = (action: string) => `Needs a permission granting "${action}" on ${model.name} (${codes(action).join(', ') || 'admin only'}).`;
   const tags = [kernel.modules.find((m) => m.manifest.id === model.module)!.manifest.name];
@@ -223,7 +223,7 @@ function registerSubList(app: FastifyInstance, kernel: Kernel, service: CrudServ
       security: [{ bearerAuth: [] }], headers: headerSchema(model, false),
       params: Type.Object({ [list.by]: Type.String({ format: 'uuid', description: `id of the ${parent.label}` }) }, { additionalProperties: false }),
       querystring: listQuerySchema(model),
-      response: { 200: Type.Ref(schemaId(model, 'List')), ...problemResponses([400, 404, 401, 403, 429, 500]) },
+      response: { 200: Type.Ref(schemaId(model, 'List')), ...problemResponses([400, 404, 401, 403, 429, 500, 503]) },
     },
   }, async (request, reply) => {
     const ctx = crudContext(request, kernel);
