@@ -86,6 +86,10 @@ t.test('isolation matrix', async (t) => {
   t.test('afterwards the victim\'s accounts and sessions still work', async (t) => {
     t.equal((await s.ctx.login(s.V.id, s.V.adminEmail, PASSWORD)).statusCode, 200, 'the administrator logs in');
     t.equal((await s.ctx.login(s.V.id, s.victimUser.email, s.victimUser.password)).statusCode, 200, 'the victim\'s user logs in with their password');
+    // another tenant's refresh token, re-addressed to the victim's tenant, is nobody's
+    const xToken = (await s.ctx.login(s.X.id, s.X.adminEmail, PASSWORD)).json().refreshToken as string;
+    const moved = await s.ctx.app.inject({ method: 'POST', url: '/api/auth/refresh', payload: { refreshToken: `${s.V.id}${xToken.slice(xToken.indexOf('.'))}` } });
+    t.same({ status: moved.statusCode, code: moved.json().code }, { status: 401, code: 'UNAUTHENTICATED' }, 'a refresh token moved to another tenant');
     const refresh = await s.ctx.app.inject({ method: 'POST', url: '/api/auth/refresh', payload: { refreshToken: s.victimRefreshToken } });
     t.equal(refresh.statusCode, 200, 'the victim\'s refresh token still refreshes');
     t.equal((await owner('/api/auth/me')).statusCode, 200, 'the victim\'s access token still works');

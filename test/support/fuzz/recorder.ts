@@ -42,8 +42,11 @@ export class Recorder {
     return res;
   }
 
-  /** One part broken, so the answer is known: no valid token is a 401; a non-operator on the platform area a 403. */
+  /** One part broken, so the answer is known: no valid token is a 401; a non-operator on the platform area a 403. And tenants never see each other. */
   #expected(op: ApiOperation, req: FuzzRequest, res: LightMyRequestResponse): string | undefined {
+    const { markers } = this.world;
+    const other = req.caller === 'otherTenant' ? markers.a : ['admin', 'viewer', 'noRole'].includes(req.caller) ? markers.b : undefined;
+    if (other && res.body.includes(other) && !`${req.path} ${req.query} ${req.body?.text ?? ''}`.includes(other)) return `another tenant's rows in the answer (marker ${other})`;
     if (req.fault !== 'auth' || op.auth === 'public') return undefined;
     const code = res.statusCode >= 400 ? (res.json() as { code?: string }).code : undefined;
     if ((req.caller === 'none' || req.caller === 'forged') && code !== 'UNAUTHENTICATED') return `a request without a valid token answered ${res.statusCode} ${code ?? ''}, not 401 UNAUTHENTICATED`;

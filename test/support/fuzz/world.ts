@@ -33,6 +33,8 @@ export interface World {
   pool: Map<string, DataRow[]>;
   /** rows of the same entity the admin must not reach by default: the second company's, tenant b's */
   elsewhere: Map<string, string[]>;
+  /** text markers of each tenant's rows: neither ever shows in an answer to the other */
+  markers: { a: string; b: string };
   /** tenants the operator may suspend and resume: this file's own */
   tenantIds: string[];
   /** a tenant's live refresh tokens, for the refresh and logout routes */
@@ -113,7 +115,7 @@ export async function buildWorld(t: Test, o: { operator: boolean; seed: number }
   };
   const tokens: World['tokens'] = { admin, viewer: viewer.token, noRole, none: undefined, otherTenant: b.adminToken, operator };
   return {
-    ctx, api, a, b, second, foreign, pool, elsewhere, tenantIds, refreshTokens, tokens,
+    ctx, api, a, b, second, foreign, pool, elsewhere, tenantIds, refreshTokens, tokens, markers: { a: mine.marker, b: theirs[1].marker },
     async renew(caller) {
       const account = accounts[caller];
       if (!account || caller === 'none' || caller === 'forged') return;
