@@ -55,6 +55,9 @@ export function mergeTranslations(stored: Translations | null | undefined, text:
  * shows what a later read returns: a decimal "7" is stored and read as "7.00".
  */
 export function storedValue(f: FieldModel, value: unknown): unknown {
+  // RFC 3339 allows "t" and "z" in lower case; MikroORM's own string-to-Date
+  // conversion on create does not (an invalid Date), JavaScript's Date does
+  if (f.type === 'datetime' && typeof value === 'string') return new Date(value);
   if (f.type !== 'decimal') return value;
   const scale = f.scale ?? DECIMAL_DEFAULT.scale;
   if (typeof value === 'number') return value.toFixed(scale); // a manifest default

@@ -56,6 +56,11 @@ t.test('create', async (t) => {
     t.equal(p.name, 'Naïve 🔨 名前');
     const found = (await api('GET', `/api/products?search=${encodeURIComponent('🔨 名')}`)).json();
     t.same(found.items.map((i: { id: string }) => i.id), [p.id]);
+    // RFC 3339 allows lower-case "t" and "z"
+    const lower = await product({ discontinuedAt: '2024-02-29t12:00:00z' });
+    t.equal(lower.discontinuedAt, '2024-02-29T12:00:00.000Z', 'lower-case t and z');
+    const patched = await api('PATCH', `/api/products/${lower.id}`, { discontinuedAt: '2024-03-01t00:00:00.5z' });
+    t.equal(patched.json().discontinuedAt, '2024-03-01T00:00:00.500Z');
   });
 
   t.test('attributes hold any JSON value', async (t) => {
