@@ -57,7 +57,7 @@ export async function buildApp(kernel: Kernel, opts: AppOptions = {}): Promise<F
   app.decorate('kernel', kernel);
   app.decorate('abilities', abilities);
   app.decorate('tokens', tokens);
-  await installSecurityHeaders(app);
+  installSecurityHeaders(app);
 
   const shared = [ProblemSchema, ...kernel.modules.flatMap((m) => entitySchemas(kernel, m))];
   installProblemHandling(app);
