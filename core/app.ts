@@ -54,6 +54,8 @@ export async function buildApp(kernel: Kernel, opts: AppOptions = {}): Promise<F
   });
   const tokens = new TokenService(config.jwtSecret, config.accessTokenTtlSeconds, config.refreshTokenTtlSeconds);
   const abilities = new AbilityFactory(kernel.permissions, new RoleDirectory(kernel));
+  const unsubscribe = kernel.roleChanges.subscribe((tenantId) => abilities.invalidate(tenantId));
+  app.addHook('onClose', async () => { unsubscribe(); });
   app.decorate('kernel', kernel);
   app.decorate('abilities', abilities);
   app.decorate('tokens', tokens);

@@ -14,6 +14,7 @@ import { TenantRegistry } from './tenancy/registry.ts';
 import { syncRegistry } from './tenancy/registry-sync.ts';
 import { PgListener } from './db/pg-listener.ts';
 import { Revocations } from './auth/revocations.ts';
+import { RoleChanges } from './access/role-changes.ts';
 import { LoginThrottle } from './auth/login-throttle.ts';
 import { PermissionCatalog } from './access/permission-catalog.ts';
 import type { PluginModule } from './plugin-api.ts';
@@ -31,6 +32,8 @@ export interface Kernel {
   tenants: TenantRegistry;
   /** access tokens revoked before they expire (every process knows at once) */
   revocations: Revocations;
+  /** role writes announce here; role caches of every process listen */
+  roleChanges: RoleChanges;
   /** failed logins per account and address */
   loginThrottle: LoginThrottle;
   permissions: PermissionCatalog;
@@ -55,6 +58,7 @@ export async function openKernel(config: Config): Promise<Kernel> {
   const dbs = new Databases(config, [...models.values()].map((m) => m.schema));
   const tenants = new TenantRegistry(dbs, config.registrySchema);
   const revocations = new Revocations(dbs, config.registrySchema, config.accessTokenTtlSeconds);
+  const roleChanges = new RoleChanges(dbs, config.registrySchema);
   const loginThrottle = new LoginThrottle(dbs, config.registrySchema, config.loginThrottle, config.refreshTokenTtlSeconds * 1000);
   // one LISTEN connection on a shared server; embedded PGlite serves one process only
   const listener = config.databases.main ? new PgListener(config.databases.main) : undefined;
@@ -66,6 +70,7 @@ export async function openKernel(config: Config): Promise<Kernel> {
     if (listener) {
       syncRegistry(tenants, listener);
       revocations.listenOn(listener);
+      roleChanges.listenOn(listener);
       await listener.start();
     }
   } catch (err) {
@@ -76,7 +81,7 @@ export async function openKernel(config: Config): Promise<Kernel> {
   return {
     config, modules, models, versions,
     digest: schemaDigest(versions),
-    dbs, tenants, revocations, loginThrottle,
+    dbs, tenants, revocations, roleChanges, loginThrottle,
     permissions: new PermissionCatalog(manifests),
     secrets: new SecretBox(config.secretKey),
     model(name) {

@@ -61,3 +61,8 @@ export { hashPassword } from './auth/passwords.ts';
 export { revokeUserSessions } from './auth/sessions.ts';
 export { languagePreference, pick } from './i18n.ts';
 export { ADMIN_ROLE } from './access/role-directory.ts';
+
+/** After a committed write to the caller's tenant's roles or role holders: every process drops its cached role codes. */
+export function rolesChanged(request: FastifyRequest): Promise<void> {
+  return request.server.kernel.roleChanges.announce(request.tenant!.id);
+}

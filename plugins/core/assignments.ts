@@ -5,7 +5,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LockMode, type EntityManager } from '@mikro-orm/core';
 import type { Kernel } from '../../core/kernel.ts';
-import { crudContext, httpError, pick } from '../../core/plugin-api.ts';
+import { crudContext, httpError, pick, rolesChanged } from '../../core/plugin-api.ts';
 import { entity, serviceOf } from './services.ts';
 import { assertAdminLeft } from './admin-guard.ts';
 
@@ -65,7 +65,7 @@ export async function setUserRoles(request: FastifyRequest, _reply: FastifyReply
     await assertAdminLeft(em, kernel, request.tenant!.schema);
     return rolesOf(em, kernel, user.id);
   });
-  request.server.abilities.invalidate(request.tenant!.id);
+  await rolesChanged(request);
   return result;
 }
 

@@ -10,7 +10,7 @@
 //   write's transaction, a deactivation or deletion keeps the tenant an
 //   active administrator (admin-guard.ts).
 import type { EntityHooks } from '../../core/plugin-api.ts';
-import { ADMIN_ROLE, httpError, revokeUserSessions } from '../../core/plugin-api.ts';
+import { ADMIN_ROLE, httpError, revokeUserSessions, rolesChanged } from '../../core/plugin-api.ts';
 import { entity } from './services.ts';
 import { assertAdminLeft } from './admin-guard.ts';
 import { assertMayChange } from './escalation.ts';
@@ -41,7 +41,7 @@ export const roleHooks: EntityHooks = {
     }
   },
   async afterWrite(request) {
-    request.server.abilities.invalidate(request.tenant!.id);
+    await rolesChanged(request);
   },
 };
 
