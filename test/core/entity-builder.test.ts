@@ -2,6 +2,7 @@
 // MikroORM generates for a tenant schema, then on a real schema (the DDL runs,
 // its defaults hold, and a second diff finds nothing to change).
 import t from 'tap';
+import type { Test } from 'tap';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { migrateSchema, pendingStatements } from '../../core/db/migrator.ts';
@@ -41,12 +42,18 @@ function columnsOf(ddl: string, schema: string, table: string): Map<string, stri
   return columns;
 }
 
+/** Every match of a statement pattern in the DDL, each as its capture groups. */
+const statements = (ddl: string, pattern: RegExp) => [...ddl.matchAll(pattern)].map((m) => m.slice(1)).sort((a, b) => a.join().localeCompare(b.join()));
+
 t.test('DDL for a tenant schema', async (t) => {
   const kit = await kernelKit(t, { manifests: BUILDER });
   const kernel = await kit.open();
   const schema = 'tenant_ddl_check';
   const ddl = await kernel.dbs.main.schema.getCreateSchemaSQL({ schema, wrap: false });
-  const has = (statement: string) => t.ok(ddl.includes(statement), statement);
+  // asserts on the subtest it is given, so a missing statement fails that subtest
+  const has = (t: Test, statement: string) => t.ok(ddl.includes(statement), statement);
+  const LONG = 'kit_a_table_name_long_enough_for_hashed_constraint';
+  const indexes = statements(ddl, new RegExp(`^create index "[^"]+" on "${schema}"\\."(\\w+)" \\(([^)]+)\\);$`, 'gm'));
 
   await t.test('every column of every kind', async (t) => {
     const box = columnsOf(ddl, schema, 'kit_boxes');
@@ -83,33 +90,53 @@ t.test('DDL for a tenant schema', async (t) => {
     t.ok(columnsOf(ddl, schema, 'kit_boxes').has('company_id'));
     t.notOk(columnsOf(ddl, schema, 'kit_tags').has('company_id'));
     t.notOk(columnsOf(ddl, schema, 'org_companies').has('company_id'));
-    has(`create index "kit_boxes_company_id_index" on "${schema}"."kit_boxes" ("company_id");`);
+    has(t, `create index "kit_boxes_company_id_index" on "${schema}"."kit_boxes" ("company_id");`);
   });
 
   await t.test('unique keys: per company on company-scoped entities, plain on tenant-scoped ones', async (t) => {
-    has(`alter table "${schema}"."kit_boxes" add constraint "kit_boxes_company_id_label_unique" unique ("company_id", "label");`);
-    has(`alter table "${schema}"."kit_boxes" add constraint "kit_boxes_company_id_plain_qty_unique" unique ("company_id", "plain", "qty");`);
-    has(`alter table "${schema}"."kit_tags" add constraint "kit_tags_name_unique" unique ("name");`);
-    has(`alter table "${schema}"."kit_tags" add constraint "kit_tags_box_id_unique" unique ("box_id");`);
-    has(`alter table "${schema}"."kit_tags" add constraint "kit_tags_name_box_id_unique" unique ("name", "box_id");`);
-    has(`alter table "${schema}"."org_companies" add constraint "org_companies_code_unique" unique ("code");`);
+    has(t, `alter table "${schema}"."kit_boxes" add constraint "kit_boxes_company_id_label_unique" unique ("company_id", "label");`);
+    has(t, `alter table "${schema}"."kit_boxes" add constraint "kit_boxes_company_id_plain_qty_unique" unique ("company_id", "plain", "qty");`);
+    has(t, `alter table "${schema}"."kit_tags" add constraint "kit_tags_name_unique" unique ("name");`);
+    has(t, `alter table "${schema}"."kit_tags" add constraint "kit_tags_box_id_unique" unique ("box_id");`);
+    has(t, `alter table "${schema}"."kit_tags" add constraint "kit_tags_name_box_id_unique" unique ("name", "box_id");`);
+    has(t, `alter table "${schema}"."org_companies" add constraint "org_companies_code_unique" unique ("code");`);
     t.notMatch(ddl, /unique \("label"\)/, 'no tenant-wide unique on a company-scoped field');
   });
 
-  await t.test('enum check', async () => {
-    has(`alter table "${schema}"."kit_boxes" add constraint "kit_boxes_kind_check" check ("kind" in ('a', 'b', 'c''d'));`);
+  await t.test('enum check', async (t) => {
+    has(t, `alter table "${schema}"."kit_boxes" add constraint "kit_boxes_kind_check" check ("kind" in ('a', 'b', 'c''d'));`);
+    // every enum field gets one, with its values quoted and escaped; no other field does
+    t.same(statements(ddl, new RegExp(`^alter table "${schema}"\\."(\\w+)" add constraint "[^"]+" check \\((.*)\\);$`, 'gm')), [
+      [LONG, `"another_extraordinarily_long_field_name_here" in ('x', 'y')`],
+      ['kit_boxes', `"kind" in ('a', 'b', 'c''d')`],
+    ]);
   });
 
-  await t.test('foreign keys with their delete rule, each indexed', async () => {
-    has(`alter table "${schema}"."kit_boxes" add constraint "kit_boxes_parent_id_foreign" foreign key ("parent_id") references "${schema}"."kit_boxes" ("id") on delete set null;`);
-    has(`alter table "${schema}"."kit_boxes" add constraint "kit_boxes_org_id_foreign" foreign key ("org_id") references "${schema}"."org_companies" ("id") on delete cascade;`);
-    has(`alter table "${schema}"."kit_boxes" add constraint "kit_boxes_other_id_foreign" foreign key ("other_id") references "${schema}"."org_companies" ("id") on delete restrict;`);
-    has(`alter table "${schema}"."kit_tags" add constraint "kit_tags_box_id_foreign" foreign key ("box_id") references "${schema}"."kit_boxes" ("id") on delete restrict;`);
-    for (const c of ['parent_id', 'org_id', 'other_id']) has(`create index "kit_boxes_${c}_index" on "${schema}"."kit_boxes" ("${c}");`);
+  await t.test('foreign keys with their delete rule, each indexed', async (t) => {
+    has(t, `alter table "${schema}"."kit_boxes" add constraint "kit_boxes_parent_id_foreign" foreign key ("parent_id") references "${schema}"."kit_boxes" ("id") on delete set null;`);
+    has(t, `alter table "${schema}"."kit_boxes" add constraint "kit_boxes_org_id_foreign" foreign key ("org_id") references "${schema}"."org_companies" ("id") on delete cascade;`);
+    has(t, `alter table "${schema}"."kit_boxes" add constraint "kit_boxes_other_id_foreign" foreign key ("other_id") references "${schema}"."org_companies" ("id") on delete restrict;`);
+    has(t, `alter table "${schema}"."kit_tags" add constraint "kit_tags_box_id_foreign" foreign key ("box_id") references "${schema}"."kit_boxes" ("id") on delete restrict;`);
+    // every ref field and only those: onDelete as declared, restrict when unset
+    const foreign = statements(ddl, new RegExp(`^alter table "${schema}"\\."(\\w+)" add constraint "[^"]+" foreign key \\("(\\w+)"\\) references "${schema}"\\."(\\w+)" \\("id"\\) on delete ([a-z ]+);$`, 'gm'));
+    t.same(foreign, [
+      [LONG, 'a_long_reference_to_the_company_entity_id', 'org_companies', 'restrict'],
+      ['kit_boxes', 'org_id', 'org_companies', 'cascade'],
+      ['kit_boxes', 'other_id', 'org_companies', 'restrict'],
+      ['kit_boxes', 'parent_id', 'kit_boxes', 'set null'],
+      ['kit_tags', 'box_id', 'kit_boxes', 'restrict'],
+    ]);
+    for (const [table, column] of foreign) t.ok(indexes.some(([tb, cols]) => tb === table && cols === `"${column}"`), `${table}.${column} indexed`);
   });
 
-  await t.test('indexes declared by a field', async () => {
-    has(`create index "kit_boxes_qty_index" on "${schema}"."kit_boxes" ("qty");`);
+  await t.test('indexes declared by a field', async (t) => {
+    has(t, `create index "kit_boxes_qty_index" on "${schema}"."kit_boxes" ("qty");`);
+    // besides company_id and refs, only fields with `index: true` get an index
+    const implied = new Set(['"company_id"', '"parent_id"', '"org_id"', '"other_id"', '"box_id"', '"a_long_reference_to_the_company_entity_id"']);
+    t.same(indexes.filter(([, cols]) => !implied.has(cols)), [
+      [LONG, '"an_extraordinarily_long_field_name_for_tests"'],
+      ['kit_boxes', '"qty"'],
+    ]);
   });
 
   await t.test('constraint names stay within 63 characters', async (t) => {
