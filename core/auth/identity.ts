@@ -42,6 +42,9 @@ export class Identity {
   }
 
   /** Stores a new refresh token (of a new family unless one is given); answers its family. */
+  /** A new session's family id: a UUIDv7 whose time is when its login began (see sessionStartedAt). */
+  newFamily(startedAt: number): string { return uuidv7({ msecs: startedAt }); }
+
   async storeRefreshToken(em: EntityManager, userId: string, hash: string, family: string | null): Promise<string> {
     const f = family ?? uuidv7();
     em.create(this.#e('RefreshToken'), {
@@ -83,3 +86,6 @@ export class Identity {
     await em.nativeUpdate(this.#e('RefreshToken'), { userId, revokedAt: null }, { revokedAt: new Date() });
   }
 }
+
+/** When a session's login began: the millisecond time a UUIDv7 family id carries. */
+export const sessionStartedAt = (family: string) => parseInt(family.replace(/-/g, '').slice(0, 12), 16);

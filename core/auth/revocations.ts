@@ -64,7 +64,7 @@ export class Revocations {
   }
 
   /** The hot path: after the JWT verify, one or two map lookups. */
-  isRevoked(c: Claims): boolean {
+  isRevoked(c: Pick<Claims, 'tid' | 'sub' | 'ims' | 'sid'>): boolean {
     const cutoff = this.#users.get(c.tid)?.get(c.sub);
     if (cutoff !== undefined && (c.ims ?? 0) < cutoff) return true;
     return c.sid !== undefined && this.#sessions.get(c.tid)?.has(c.sid) === true;

@@ -4,7 +4,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import type { Kernel } from '../kernel.ts';
-import { Identity } from '../auth/identity.ts';
+import { Identity, sessionStartedAt } from '../auth/identity.ts';
 import { verifyPassword } from '../auth/passwords.ts';
 import { tenantOfRefreshToken, type Claims, type TokenService } from '../auth/tokens.ts';
 import { endSession, endUserSessions } from '../auth/sessions.ts';
@@ -90,7 +90,9 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
     if (tenant.status !== 'active') throw httpError('TENANT_UNAVAILABLE', `tenant ${tenant.id} is ${tenant.status}`);
     const claims = await identity.claimsFor(em, tenant.id, user);
     const refresh = tokens.newRefreshToken(tenant.id);
-    const family = await identity.storeRefreshToken(em, user.id, refresh.hash, null);
+    // the session begins when the login did: a revocation of the user while its
+    // password was being checked still covers it (see the refresh below)
+    const family = await identity.storeRefreshToken(em, user.id, refresh.hash, identity.newFamily(issuedAt));
     return pair(reply, claims, family, refresh.token, issuedAt);
   });
 
@@ -116,6 +118,12 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
       return httpError('TOKEN_REUSED');
     };
     if (stored.revokedAt) throw await reused();
+    // a session that began before its user's sessions were revoked (a login that
+    // checked the old password while it was being changed) ends here
+    if (kernel.revocations.isRevoked({ tid: tenant.id, sub: stored.userId, sid: stored.family, ims: sessionStartedAt(stored.family) })) {
+      await endSession(kernel, em, tenant.id, stored.family);
+      throw httpError('UNAUTHENTICATED', 'the session was ended; log in again');
+    }
     if (stored.expiresAt.getTime() < Date.now()) throw httpError('UNAUTHENTICATED', 'the refresh token expired; log in again');
     const user = await identity.userById(em, stored.userId);
     if (!user?.isActive) throw httpError('UNAUTHENTICATED', 'the user is no longer active');

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../core/app.ts';
+import { Identity } from '../../core/auth/identity.ts';
 import { PgListener, type ListenClient } from '../../core/db/pg-listener.ts';
 import { build, onPglite, PASSWORD, TEST_DATABASE_URL, type TestContext } from '../helper.ts';
 import { kernelKit, randomId, type KernelKit } from '../fixtures/kernels.ts';
@@ -89,6 +90,23 @@ t.test('in one process', async (t) => {
     t.equal((await api(tenant.adminToken, 'DELETE', `/api/users/${user.id}`)).statusCode, 204);
     const res = await ctx.as(user.token, { method: 'GET', url: '/api/products' });
     revoked(t, res, 'a deleted user reads nothing');
+  });
+
+  t.test('a session whose login began before the revocation cannot be refreshed', async (t) => {
+    // the race: a login checks the old password while it is being changed, and
+    // stores its refresh token after the change revoked every session
+    const user = await ctx.user(tenant, { codes: [] });
+    const loginBegan = Date.now();
+    await new Promise((r) => setTimeout(r, 5));
+    t.equal((await api(tenant.adminToken, 'PUT', `/api/users/${user.id}/password`, { password: 'changed meanwhile' })).statusCode, 204);
+    const identity = new Identity(ctx.kernel);
+    const refresh = ctx.app.tokens.newRefreshToken(tenant.id);
+    const em = ctx.kernel.dbs.get(ctx.kernel.tenants.cached(tenant.id)!.connectionKey).em.fork({ schema: tenant.schema });
+    await identity.storeRefreshToken(em, user.id, refresh.hash, identity.newFamily(loginBegan));
+    const res = await ctx.app.inject({ method: 'POST', url: '/api/auth/refresh', payload: { refreshToken: refresh.token } });
+    revoked(t, res, 'the late session is refused');
+    const fresh = await loginOf(ctx.app, tenant.id, user.email, 'changed meanwhile');
+    t.equal((await ctx.app.inject({ method: 'POST', url: '/api/auth/refresh', payload: { refreshToken: fresh.refreshToken } })).statusCode, 200, 'a session begun after it refreshes');
   });
 
   t.test('an ordinary update revokes nothing', async (t) => {
