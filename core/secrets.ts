@@ -27,7 +27,9 @@ export class SecretBox {
   decrypt(sealed: string): string {
     const [format, nonce, tag, data] = sealed.split('.');
     if (format !== FORMAT || data === undefined) throw new Error('not a sealed secret');
-    const decipher = createDecipheriv('aes-256-gcm', this.#key, Buffer.from(nonce, 'base64url'));
+    // the full 16-byte tag only: without authTagLength GCM accepts a tag cut to
+    // 4 bytes and checks only those, forgeable in ~2^32 tries
+    const decipher = createDecipheriv('aes-256-gcm', this.#key, Buffer.from(nonce, 'base64url'), { authTagLength: 16 });
     decipher.setAuthTag(Buffer.from(tag, 'base64url'));
     return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8');
   }

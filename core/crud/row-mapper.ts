@@ -63,7 +63,9 @@ export function storedValue(f: FieldModel, value: unknown): unknown {
   if (typeof value === 'number') return value.toFixed(scale); // a manifest default
   if (typeof value !== 'string') return value;
   const negative = value.startsWith('-');
-  const [whole, fraction = ''] = (negative ? value.slice(1) : value).split('.');
+  const [wholeGiven, fraction = ''] = (negative ? value.slice(1) : value).split('.');
+  // as numeric stores it: "007.5" is 7.50
+  const whole = wholeGiven.replace(/^0+(?=\d)/, '');
   const digits = scale > 0 ? `${whole}.${fraction.padEnd(scale, '0')}` : whole;
   // numeric has no negative zero
   return negative && /[1-9]/.test(digits) ? `-${digits}` : digits;

@@ -132,10 +132,13 @@ t.test('storedValue: numeric has no negative zero', async (t) => {
 });
 
 // checkFieldDefault accepts a decimal default with leading zeros ("007.5"), and
-// create() passes it through storedValue: the create answer shows "007.50"
-// while the database (and every later read) holds 7.50
-t.todo('storedValue: leading zeros are dropped, as numeric drops them', async (t) => {
+// create() passes it through storedValue: the create answer must show what the
+// database (and every later read) holds
+t.test('storedValue: leading zeros are dropped, as numeric drops them', async (t) => {
   t.equal(storedValue(field('price'), '007.5'), '7.50');
+  t.equal(storedValue(field('price'), '-007.5'), '-7.50');
+  t.equal(storedValue(field('price'), '000'), '0.00');
+  t.equal(storedValue(field('price'), '0.5'), '0.50');
 });
 
 t.test('storedValue: a date-time string becomes the Date of the same instant', async (t) => {

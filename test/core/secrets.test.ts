@@ -50,13 +50,14 @@ t.test('a changed value is refused', async (t) => {
   }
 });
 
-// decrypt creates its decipher without authTagLength, so GCM takes a tag cut
-// to 4..15 bytes and checks only that many: a 4-byte tag can be forged in
-// about 2^32 tries instead of 2^128 (Node also warns, DEP0182)
-t.todo('a shortened authentication tag is refused', async (t) => {
-  const p = parts(box.encrypt('smtp-password'));
-  p.tag = p.tag.subarray(0, 4);
-  t.throws(() => box.decrypt(join(p)));
+// GCM would take a tag cut to 4..15 bytes and check only that many: a 4-byte
+// tag can be forged in about 2^32 tries instead of 2^128
+t.test('a shortened authentication tag is refused', async (t) => {
+  for (const length of [4, 8, 12, 15]) {
+    const p = parts(box.encrypt('smtp-password'));
+    p.tag = p.tag.subarray(0, length);
+    t.throws(() => box.decrypt(join(p)), `a ${length}-byte tag`);
+  }
 });
 
 t.test('each encryption differs', async (t) => {
