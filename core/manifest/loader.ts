@@ -9,6 +9,7 @@ import { ManifestError } from './errors.ts';
 import { checkFieldDefault, checkFieldRules, escapePointer, MAX_IDENTIFIER } from './field-rules.ts';
 import { snake, tableName } from '../model/entity-model.ts';
 import { Formula } from '../crud/decimal.ts';
+import { conditionFaults, KERNEL_FIELDS } from './conditions.ts';
 
 export interface LoadedManifest { manifest: Manifest; file: string }
 
@@ -199,6 +200,7 @@ function checkRoutesAndMenu(m: Manifest, file: string): void {
 function checkAcrossModules(loaded: LoadedManifest[]): void {
   const modules = new Map<string, LoadedManifest>();
   const entityOwner = new Map<string, string>();
+  const entityFields = new Map<string, Set<string>>();
   const tableOwner = new Map<string, string>();
   const codeOwner = new Map<string, string>();
   for (const l of loaded) {
@@ -208,6 +210,7 @@ function checkAcrossModules(loaded: LoadedManifest[]): void {
     (m.entities ?? []).forEach((e, i) => {
       if (entityOwner.has(e.name)) throw new ManifestError(file, `/entities/${i}/name`, `entity "${e.name}" is already declared by module "${entityOwner.get(e.name)}"`);
       entityOwner.set(e.name, m.id);
+      entityFields.set(e.name, new Set([...KERNEL_FIELDS, ...(e.scope === 'company' ? ['companyId'] : []), ...Object.keys(e.fields)]));
       const table = tableName(m.id, e);
       if (tableOwner.has(table)) throw new ManifestError(file, `/entities/${i}/${e.table ? 'table' : 'name'}`, `table "${table}" is already used by entity "${tableOwner.get(table)}"`);
       tableOwner.set(table, e.name);
@@ -244,6 +247,12 @@ function checkAcrossModules(loaded: LoadedManifest[]): void {
       subjects.forEach((s, k) => {
         const ptr = Array.isArray(g.subject) ? `/permissions/${i}/grants/${j}/subject/${k}` : `/permissions/${i}/grants/${j}/subject`;
         if (s !== 'all' && !pages.has(s) && !entityOwner.has(s)) throw new ManifestError(file, ptr, `unknown entity "${s}"`);
+        if (g.conditions === undefined) return;
+        const at = `/permissions/${i}/grants/${j}/conditions`;
+        const fields = entityFields.get(s);
+        if (!fields) throw new ManifestError(file, at, `conditions need an entity subject; "${s}" is none`);
+        const [fault] = conditionFaults(g.conditions, fields, at);
+        if (fault) throw new ManifestError(file, fault.pointer, `${fault.message} (subject ${s})`);
       });
     }));
   }

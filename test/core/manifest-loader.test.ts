@@ -183,6 +183,37 @@ t.test('routes and menu', async (t) => {
   }
 });
 
+t.test('grant conditions the query compiler cannot express stop the start', async (t) => {
+  const withConditions = (conditions: unknown) => (m: Json) => { m.permissions[0].grants[0].conditions = conditions; };
+  const at = '/permissions/0/grants/0/conditions';
+  const cases: [string, unknown, string][] = [
+    ['an unknown operator ($regex)', { code: { $regex: '^A' } }, `${at}/code/$regex`],
+    ['an unknown top-level operator', { $where: 'true' }, `${at}/$where`],
+    ['a field the subject lacks', { owner: '${user.id}' }, `${at}/owner`],
+    ['$in with one value', { kind: { $in: 'a' } }, `${at}/kind/$in`],
+    ['a comparison with a list', { price: { $gt: [1] } }, `${at}/price/$gt`],
+    ['a nested object as a value', { kind: { a: 1 } }, `${at}/kind/a`],
+    ['an empty $or', { $or: [] }, `${at}/$or`],
+    ['a fault inside $and', { $and: [{ kind: 'a' }, { nope: 1 }] }, `${at}/$and/1/nope`],
+    ['a fault inside $not', { $not: { code: { $like: 'x' } } }, `${at}/$not/code/$like`],
+  ];
+  for (const [name, conditions, pointer] of cases) {
+    await t.test(name, async (t) => {
+      const dir = copyManifests(t, MINIMAL);
+      editManifest(dir, 'shop.json', withConditions(conditions));
+      await refused(t, dir, 'shop.json', pointer);
+    });
+  }
+  await t.test('every supported form loads', async (t) => {
+    const dir = copyManifests(t, MINIMAL);
+    editManifest(dir, 'shop.json', withConditions({
+      $or: [{ kind: 'a', price: { $gte: '1.00', $lt: 5 } }, { companyId: { $in: '${user.companyIds}' } }, { id: { $nin: ['x'] } }],
+      $not: { code: null }, thingId: { $ne: null, $eq: '${user.id}' }, version: { $lte: 3 },
+    }));
+    t.equal((await loadManifests(dir)).length, 2);
+  });
+});
+
 t.test('dependencies', async (t) => {
   await t.test('a cycle names its modules', async (t) => {
     const dir = copyManifests(t, MINIMAL);
