@@ -9,6 +9,7 @@ import type { SecretBox } from '../secrets.ts';
 import { accessFilter, type Ability } from '../access/abilities.ts';
 import { httpError, type FieldError } from '../errors.ts';
 import { SqlReader } from './sql-reader.ts';
+import { forMikroOrm } from './null-semantics.ts';
 import { mergeTranslations, rowMapper, storedValue, type Dto, type ReadOptions, type Row } from './row-mapper.ts';
 import { decimalBoundErrors, referenceErrors } from './body-checks.ts';
 import type { Translations } from '../i18n.ts';
@@ -257,7 +258,7 @@ export class CrudService {
 
   async #load(em: EntityManager, ctx: CrudContext, id: string, forUpdate: boolean, bound?: Bound): Promise<Row> {
     const scope = this.scopeFilter(ctx, 'read');
-    const row = scope && await em.findOne(this.model.schema, { $and: [{ id }, scope, ...(bound ? [bound] : [])] } as never,
+    const row = scope && await em.findOne(this.model.schema, { $and: [{ id }, forMikroOrm(scope), ...(bound ? [bound] : [])] } as never,
       forUpdate ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {}) as Row | null;
     if (!row) throw httpError('NOT_FOUND', `${this.model.name} ${id} does not exist`);
     return row;

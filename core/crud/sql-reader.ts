@@ -81,7 +81,8 @@ export class SqlReader {
     if (typeof value !== 'object' || Array.isArray(value)) return `${col} = ${p.add(value)}`;
     return Object.entries(value as Condition).map(([op, v]) => {
       if (op === '$in') return `${col} = any(${p.add(v)})`;
-      if (op === '$nin') return `not (${col} = any(${p.add(v)}))`;
+      // NULL is distinct from every value (see null-semantics.ts)
+      if (op === '$nin') return `(${col} is null or not (${col} = any(${p.add(v)})))`;
       if (op === '$eq' && v === null) return `${col} is null`;
       if (op === '$ne' && v === null) return `${col} is not null`;
       if (!OPS[op]) throw new Error(`unsupported operator ${op}`);
