@@ -5,6 +5,7 @@
 // stack. Request headers need no check: Node's parser refuses NUL in them.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { httpError, type FieldError } from '../errors.ts';
+import { escapePointer } from '../manifest/field-rules.ts';
 
 const MAX_JSON_DEPTH = 32;
 const MAX_ERRORS = 10;
@@ -15,7 +16,6 @@ function unstorable(s: string): string | undefined {
   return undefined;
 }
 
-const pointer = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
 
 // the common text has neither NUL nor any surrogate, and one regex test says so
 const SUSPECT = /[\u0000\ud800-\udfff]/;
@@ -43,7 +43,7 @@ export function unstorableErrors(value: unknown, path = '', depth = 0, out: Fiel
   } else if (value !== null && typeof value === 'object') {
     if (depth > MAX_JSON_DEPTH) { out.push({ path: path || '/', message: `nests deeper than ${MAX_JSON_DEPTH} levels` }); return out; }
     for (const k of Object.keys(value)) {
-      const child = `${path}/${pointer(k)}`;
+      const child = `${path}/${escapePointer(k)}`;
       const fault = unstorable(k);
       if (fault) out.push({ path: child, message: `keys must not contain ${fault}` });
       unstorableErrors((value as Record<string, unknown>)[k], child, depth + 1, out);
