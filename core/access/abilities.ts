@@ -1,15 +1,17 @@
-// CASL abilities per request. Rule templates are compiled once per (tenant,
-// role set) and kept until the tenant's roles reload; an ability without caller
-// placeholders is shared by every caller with that role set, one with
-// placeholders is built per request from the template and the caller's values,
-// so no caller's ids ever leak to another.
+// CASL abilities, one per (tenant, role set), kept until the tenant's roles
+// change. An ability holds the grants as the manifests write them, caller
+// placeholders ("${user.id}") included: it answers whether an action on an
+// entity is granted at all, and its conditions are compiled into SQL
+// (data/scope.ts), where each statement binds the caller's values. No
+// condition is ever evaluated in memory, so no caller's ids live in a shared
+// ability.
 import { createMongoAbility, type MongoAbility } from '@casl/ability';
 import { rulesToCondition } from '@casl/ability/extra';
-import { PermissionCatalog, type CallerValues, type Rule } from './permission-catalog.ts';
+import type { PermissionCatalog } from './permission-catalog.ts';
 import type { RoleDirectory } from './role-directory.ts';
 
 export type Ability = MongoAbility;
-interface Compiled { generation: number; rules: Rule[]; shared?: Ability }
+interface Compiled { generation: number; ability: Ability }
 
 const filterCache = new WeakMap<Ability, Map<string, Record<string, unknown> | null>>();
 
@@ -23,16 +25,15 @@ export class AbilityFactory {
     this.#roles = roles;
   }
 
-  async for(tenantId: string, roleNames: string[], caller: CallerValues): Promise<Ability> {
+  async for(tenantId: string, roleNames: string[]): Promise<Ability> {
     const key = `${tenantId}|${roleNames.join(',')}`;
     const { codes, generation } = await this.#roles.resolve(tenantId, roleNames);
     let compiled = this.#compiled.get(key);
     if (!compiled || compiled.generation !== generation) {
-      const { rules, usesCaller } = this.#catalog.templates(codes);
-      compiled = { generation, rules, shared: usesCaller ? undefined : createMongoAbility(rules) };
+      compiled = { generation, ability: createMongoAbility(this.#catalog.rules(codes)) };
       this.#compiled.set(key, compiled);
     }
-    return compiled.shared ?? createMongoAbility(PermissionCatalog.bind(compiled.rules, caller));
+    return compiled.ability;
   }
 
   /** The permission codes a role set holds in a tenant. */
@@ -48,8 +49,8 @@ export class AbilityFactory {
 }
 
 /**
- * The ability's conditions for an action on a subject as a MikroORM filter:
- * {} = every row, null = no row. Only scalar operators CASL and MikroORM share.
+ * The ability's conditions for an action on a subject, as one condition for the
+ * scope compiler: {} = every row, null = no row.
  */
 export function accessFilter(ability: Ability, action: string, subject: string): Record<string, unknown> | null {
   let perAbility = filterCache.get(ability);

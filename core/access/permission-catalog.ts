@@ -1,6 +1,7 @@
 // Every permission code the loaded manifests declare, with the CASL rules it
 // grants. Grants may name the caller ("${user.id}", "${user.companyIds}",
-// "${company.id}"); such templates are bound per request, never cached with values.
+// "${company.id}"): the scope compiler binds them per statement (bind()), so
+// rules are shared and never hold a caller's values.
 import type { RawRuleOf, MongoAbility } from '@casl/ability';
 import type { Manifest, ManifestPermission } from '../manifest/schema.ts';
 
@@ -9,14 +10,15 @@ export interface CallerValues { user: { id: string; companyIds: string[] }; comp
 
 const PLACEHOLDER = /^\$\{(user\.id|user\.companyIds|company\.id)\}$/;
 
-function usesCaller(value: unknown): boolean {
+export function usesCaller(value: unknown): boolean {
   if (typeof value === 'string') return PLACEHOLDER.test(value);
   if (Array.isArray(value)) return value.some(usesCaller);
   if (value && typeof value === 'object') return Object.values(value).some(usesCaller);
   return false;
 }
 
-function bind(value: unknown, caller: CallerValues): unknown {
+/** A grant value with the caller's values in place of its placeholders. */
+export function bind(value: unknown, caller: CallerValues): unknown {
   if (typeof value === 'string') {
     const m = PLACEHOLDER.exec(value);
     if (!m) return value;
@@ -38,19 +40,15 @@ export class PermissionCatalog {
 
   all(): string[] { return [...this.codes.keys()]; }
 
-  /** Rule templates for a set of codes; unknown codes (a removed module) grant nothing. */
-  templates(codes: Iterable<string>): { rules: Rule[]; usesCaller: boolean } {
+  /** The rules of a set of codes; unknown codes (a removed module) grant nothing. */
+  rules(codes: Iterable<string>): Rule[] {
     const rules: Rule[] = [];
     for (const code of codes) {
       for (const g of this.codes.get(code)?.grants ?? []) {
         rules.push({ action: g.action, subject: g.subject, conditions: g.conditions, fields: g.fields, inverted: g.inverted } as Rule);
       }
     }
-    return { rules, usesCaller: rules.some((r) => usesCaller(r.conditions)) };
-  }
-
-  static bind(rules: Rule[], caller: CallerValues): Rule[] {
-    return rules.map((r) => (r.conditions ? { ...r, conditions: bind(r.conditions, caller) } : r) as Rule);
+    return rules;
   }
 
   /** Codes whose grants allow an action on a subject: documentation for OpenAPI. */

@@ -1,34 +1,40 @@
-// Generic CRUD over one entity model, inside the caller's tenant schema
-// (request.em), company and ability. Reads only ever see rows the company
-// scope and the ability's conditions allow; writes lock the row, honour
-// If-Match and the optimistic-lock version, so no write is silently lost.
-import { LockMode, type EntityManager } from '@mikro-orm/core';
-import { subject as asSubject } from '@casl/ability';
+// Generic CRUD over one entity model, inside the caller's tenant schema,
+// company and ability. Every statement carries the scope the kernel's one
+// compiler (data/scope.ts) makes of the caller's company and grant conditions:
+// lists, reads, the row lock of a write, the check that a written row stays in
+// reach, references and parents. Writes are SQL built once per model
+// (data/table.ts), lock the row, honour If-Match and the version, so no write
+// is silently lost.
+import type { EntityManager } from '@mikro-orm/core';
 import { COMPANY_ENTITY, type EntityModel, type FieldModel } from '../model/entity-model.ts';
 import type { SecretBox } from '../secrets.ts';
 import { accessFilter, type Ability } from '../access/abilities.ts';
+import type { CallerValues } from '../access/permission-catalog.ts';
 import { httpError, type FieldError } from '../errors.ts';
 import { SqlReader } from './sql-reader.ts';
-import { forMikroOrm } from './null-semantics.ts';
 import { mergeTranslations, rowMapper, storedValue, type Dto, type ReadOptions, type Row } from './row-mapper.ts';
-import { decimalBoundErrors, referenceErrors } from './body-checks.ts';
+import { decimalBoundErrors } from './body-checks.ts';
 import type { Translations } from '../i18n.ts';
 import { formatRounded } from './decimal.ts';
 import { comparable, computeFormulas, diff, fitting, parseSum, type Changes } from './derived.ts';
+import { Params, q, run } from '../data/sql.ts';
+import { and, compileScope, matching, type Fragment } from '../data/scope.ts';
+import { tableOf, type Table } from '../data/table.ts';
 
 export interface CrudContext {
   em: EntityManager;
-  /** the tenant's schema, for the SQL read path */
+  /** the tenant's PostgreSQL schema */
   schema: string;
   ability: Ability;
   companyId: string | null;
+  /** the values grant conditions name ("${user.id}"); absent for system work, whose abilities name none */
+  caller?: CallerValues;
   read: ReadOptions;
   /** language a plain-string write of a translatable field is stored under */
   writeLanguage: string;
   /** the caller, recorded by the audit trail */
   userId?: string | null;
 }
-
 /** Values a nested route takes from its path, e.g. { quoteId } of /quotes/:quoteId/lines. */
 export type Bound = Record<string, string>;
 export interface WriteOptions {
@@ -48,15 +54,15 @@ export type { Changes };
 export interface ListQuery { page?: number; size?: number; sort?: string; search?: string; [filter: string]: unknown }
 export interface Page { items: Dto[]; page: number; size: number; total: number }
 
-type Where = Record<string, unknown>;
-
 export class CrudService {
   readonly model: EntityModel;
   readonly toDto: ReturnType<typeof rowMapper>;
   #models: Map<string, EntityModel>;
   #reader: SqlReader;
+  #table: Table;
   #secrets?: SecretBox;
   #writable: Set<string>;
+  #readable: Set<string>;
 
   constructor(model: EntityModel, models: Map<string, EntityModel>, secrets?: SecretBox) {
     this.model = model;
@@ -64,40 +70,82 @@ export class CrudService {
     this.#secrets = secrets;
     this.toDto = rowMapper(model);
     this.#reader = new SqlReader(model);
+    this.#table = tableOf(model);
     this.#writable = new Set(model.writable.map((f) => f.name));
+    this.#readable = new Set(model.readable.map((f) => f.name));
   }
 
-  /** Company scope ∧ the ability's conditions for the action; null when no row can qualify. */
-  scopeFilter(ctx: CrudContext, action: string): Where | null {
+  /** The rows of `model` the caller may `action`: company ∧ grant conditions; null when none. */
+  scope(ctx: CrudContext, action: string, model = this.model): Fragment | null {
+    const access = accessFilter(ctx.ability, action, model.name);
+    return access && compileScope(this.#models, model, access);
+  }
+
+  /** Whether the action's grant has conditions a row must meet (beyond the company). */
+  #conditional(ctx: CrudContext, action: string): boolean {
     const access = accessFilter(ctx.ability, action, this.model.name);
-    if (access === null) return null;
-    const parts: Where[] = [];
-    if (this.model.scope === 'company') parts.push({ companyId: ctx.companyId });
-    if (Object.keys(access).length) parts.push(access);
-    return parts.length === 1 ? parts[0] : { $and: parts };
+    return access !== null && Object.keys(access).length > 0;
   }
 
-  /** `within` narrows the list further, e.g. { companyId } of a sub-resource path. */
-  async list(ctx: CrudContext, q: ListQuery, languagesUsed?: Set<string>, within?: Where): Promise<Page> {
+  params(ctx: CrudContext): Params {
+    return new Params(ctx.schema, ctx.companyId, ctx.caller);
+  }
+
+  /** `within` narrows the list further, e.g. { quoteId } of a nested path. */
+  async list(ctx: CrudContext, q: ListQuery, languagesUsed?: Set<string>, within?: Bound): Promise<Page> {
     const page = q.page ?? 1;
     const size = q.size ?? 50;
-    const allowed = this.scopeFilter(ctx, 'read');
+    const allowed = this.scope(ctx, 'read');
     if (allowed === null) return { items: [], page, size, total: 0 };
-    const scope = within ? { $and: [allowed, within] } : allowed;
-    const { rows, total } = await this.#reader.list(ctx.em, ctx.schema, scope, q, ctx.read.prefs);
+    const scope = within ? and([allowed, matching(this.model, within)]) : allowed;
+    const { rows, total } = await this.#reader.list(ctx.em, this.params(ctx), scope, q, ctx.read.prefs);
     return { items: rows.map((r) => this.toDto(r, ctx.read, languagesUsed)), page, size, total };
   }
 
   async read(ctx: CrudContext, id: string, bound?: Bound): Promise<Row> {
-    const allowed = this.scopeFilter(ctx, 'read');
-    const scope = allowed && bound ? { $and: [allowed, bound] } : allowed;
-    const row = scope && await this.#reader.byId(ctx.em, ctx.schema, scope, id);
+    const row = await this.#find(ctx, ctx.em, id, 'read', false, bound);
     if (!row) throw httpError('NOT_FOUND', `${this.model.name} ${id} does not exist`);
     return row;
   }
 
+  /** Whether the caller can read row `id`. */
+  async visible(ctx: CrudContext, id: string): Promise<boolean> {
+    const scope = this.scope(ctx, 'read');
+    return scope !== null && this.#table.exists(ctx.em, this.params(ctx), and([matching(this.model, { id }), scope]));
+  }
+
+  /**
+   * Row `id`, locked until the transaction of `ctx.em` ends (module code runs
+   * it inside em.transactional); 404 unless the caller can read it.
+   */
+  async lock(ctx: CrudContext, id: string): Promise<Row> {
+    const row = await this.#find(ctx, ctx.em, id, 'read', true);
+    if (!row) throw httpError('NOT_FOUND', `${this.model.name} ${id} does not exist`);
+    return row;
+  }
+
+  /** The row the caller reaches through `action`'s read scope; `may` flags whether `check` allows it too. */
+  async #find(ctx: CrudContext, em: EntityManager, id: string, check: string, lock: boolean, bound?: Bound): Promise<Row | null> {
+    const scope = this.scope(ctx, 'read');
+    if (!scope) return null;
+    const where = bound ? and([scope, matching(this.model, bound)]) : scope;
+    const flags = check !== 'read' ? this.#mayFlag(ctx, check) : undefined;
+    return this.#table.byId(em, this.params(ctx), id, where, { lock, flags });
+  }
+
+  /** A `may` column when the action's grant is conditional (else the route's check settled it). */
+  #mayFlag(ctx: CrudContext, action: string): Record<string, Fragment> | undefined {
+    if (!this.#conditional(ctx, action)) return this.scope(ctx, action) ? undefined : { may: () => 'false' };
+    return { may: this.scope(ctx, action)! };
+  }
+
+  #assertMay(row: Row, action: string): void {
+    if (row.$flags?.may === false) throw httpError('FORBIDDEN', `not allowed to ${action} this ${this.model.name}`);
+  }
+
   /** `internal`: values of fields the API never writes (a password hash), set by a module's handler. */
   async create(ctx: CrudContext, body: Record<string, unknown>, internal: Row = {}, bound: Bound = {}, opts: WriteOptions = {}): Promise<Row> {
+    if (!this.scope(ctx, 'create')) throw httpError('FORBIDDEN', `not allowed to create a ${this.model.name}`);
     await this.#check(ctx, body);
     return ctx.em.transactional(async (em) => {
       const data: Row = {};
@@ -115,11 +163,11 @@ export class CrudService {
       const tr = this.model.transitions;
       if (tr && !tr.initial.includes(data[tr.field])) throw httpError('INVALID_TRANSITION', `a ${this.model.name} starts as ${tr.initial.join(' or ')}, not ${data[tr.field]}`);
       if (tr?.reserved?.includes(data[tr.field]) && !opts.system) throw httpError('INVALID_TRANSITION', `only the module moves a ${this.model.name} to ${data[tr.field]}`);
-      if (!ctx.ability.can('create', asSubject(this.model.name, { ...data }))) throw httpError('FORBIDDEN', `not allowed to create this ${this.model.name}`);
       const parents = await this.#lockParents(em, ctx, data);
-      const row = em.create(this.model.schema, data as never) as Row;
-      this.audit(em, ctx, 'create', row.id, diff({}, this.#snapshot(row)));
-      await em.flush();
+      // the new row must be one the caller may create: checked on the row as stored, in the same SQL as every read
+      const row = await this.#table.insert(em, this.params(ctx), data, this.#conditional(ctx, 'create') ? { may: this.scope(ctx, 'create')! } : undefined);
+      this.#assertMay(row, 'create');
+      await this.audit(em, ctx, 'create', row.id, diff({}, this.#snapshot(row)));
       await this.#rollUp(em, ctx, parents);
       await this.#inTransaction(em, opts, row.id, null, row);
       return row;
@@ -129,23 +177,28 @@ export class CrudService {
   async update(ctx: CrudContext, id: string, body: Record<string, unknown>, opts: WriteOptions & { ifMatch?: string; replace: boolean }, bound?: Bound): Promise<Row> {
     await this.#check(ctx, body);
     return ctx.em.transactional(async (em) => {
-      const row = await this.#load(em, ctx, id, true, bound);
-      checkIfMatch(opts.ifMatch, row.version);
-      this.#assertCan(ctx, 'update', row);
-      const before = this.#snapshot(row);
-      const parents = await this.#lockParents(em, ctx, row);
+      const old = await this.#find(ctx, em, id, 'update', true, bound);
+      if (!old) throw httpError('NOT_FOUND', `${this.model.name} ${id} does not exist`);
+      checkIfMatch(opts.ifMatch, old.version);
+      this.#assertMay(old, 'update');
+      const parents = await this.#lockParents(em, ctx, old);
       const data: Row = {};
       for (const f of this.model.writable) if (!f.translatable && body[f.name] !== undefined) data[f.name] = this.#stored(f, body[f.name]);
-      this.#applyTranslations(ctx, data, row, body, opts.replace);
+      this.#applyTranslations(ctx, data, old, body, opts.replace);
       Object.assign(data, opts.set ?? {});
-      em.assign(row, data);
-      computeFormulas(this.model, row);
-      this.#requireTranslations(row);
-      this.#assertCan(ctx, 'update', row);
-      const changes = diff(before, this.#snapshot(row));
-      this.#checkTransition(before, row, changes, opts);
-      if (Object.keys(changes).length) this.audit(em, ctx, opts.auditAction ?? 'update', id, changes);
-      await em.flush();
+      const merged: Row = { ...old, ...data };
+      computeFormulas(this.model, merged);
+      for (const { field } of this.model.formulas) data[field.name] = merged[field.name];
+      this.#requireTranslations(merged);
+      const before = this.#snapshot(old);
+      const changes = diff(before, this.#snapshot(merged));
+      this.#checkTransition(before, merged, changes, opts);
+      // nothing the API shows changed and nothing hidden (a secret) is written: no write, no new version
+      if (!Object.keys(changes).length && Object.keys(data).every((k) => this.#readable.has(k))) return old;
+      const row = (await this.#table.update(em, this.params(ctx), id, data, { flags: this.#mayFlag(ctx, 'update') }))!;
+      // a write may not move a row out of the caller's reach
+      this.#assertMay(row, 'update');
+      await this.audit(em, ctx, opts.auditAction ?? 'update', id, diff(before, this.#snapshot(row)));
       await this.#rollUp(em, ctx, parents);
       await this.#inTransaction(em, opts, id, before, row);
       return row;
@@ -154,43 +207,42 @@ export class CrudService {
 
   async remove(ctx: CrudContext, id: string, ifMatch?: string, bound?: Bound, opts: Pick<WriteOptions, 'inTransaction'> = {}): Promise<void> {
     await ctx.em.transactional(async (em) => {
-      const row = await this.#load(em, ctx, id, true, bound);
+      const row = await this.#find(ctx, em, id, 'delete', true, bound);
+      if (!row) throw httpError('NOT_FOUND', `${this.model.name} ${id} does not exist`);
       checkIfMatch(ifMatch, row.version);
-      this.#assertCan(ctx, 'delete', row);
+      this.#assertMay(row, 'delete');
       const tr = this.model.transitions;
       if (tr?.lockedIn?.includes(row[tr.field])) throw httpError('STATE_LOCKED', `a ${this.model.name} in state ${row[tr.field]} cannot be deleted`);
       const parents = await this.#lockParents(em, ctx, row);
-      await this.#assertUnreferenced(em, id);
+      await this.#assertUnreferenced(em, ctx, id);
       const before = this.#snapshot(row);
-      this.audit(em, ctx, 'delete', id, diff(before, {}));
-      em.remove(row);
-      await em.flush();
+      await this.audit(em, ctx, 'delete', id, diff(before, {}));
+      await this.#table.delete(em, this.params(ctx), id);
       await this.#rollUp(em, ctx, parents);
       await this.#inTransaction(em, opts, id, before, null);
     });
   }
 
-  /** The caller's in-transaction rule, after the write's statements (its queries see them); what it changes is flushed too. */
+  /** The caller's in-transaction rule, after the write's statements (its queries see them); what it changes through `em` is flushed too. */
   async #inTransaction(em: EntityManager, opts: Pick<WriteOptions, 'inTransaction'>, id: string, before: Row | null, after: Row | null): Promise<void> {
     if (!opts.inTransaction) return;
     await opts.inTransaction(em, { id, before, after: after && this.#snapshot(after) });
     await em.flush();
   }
 
-  /** Queues an audit record of this write in `em` (flushed with it), when the entity is audited. */
-  audit(em: EntityManager, ctx: CrudContext, action: string, id: string, changes: Changes): void {
+  /** Writes an audit record of this write in `em`'s transaction, when the entity is audited. */
+  async audit(em: EntityManager, ctx: CrudContext, action: string, id: string, changes: Changes): Promise<void> {
     if (!this.model.auditLog) return;
     const log = this.#models.get(this.model.auditLog)!;
     const data: Row = { entity: this.model.name, entityId: id, action, userId: ctx.userId ?? null, changes, at: new Date() };
     if (log.scope === 'company') data.companyId = ctx.companyId;
-    em.create(log.schema, data as never);
+    await tableOf(log).insert(em, this.params(ctx), data);
   }
 
   /** The API-visible values of a row, comparable across a write. */
   #snapshot(row: Row): Row {
     return Object.fromEntries(this.model.readable.map((f) => [f.name, comparable(row[f.name])]));
   }
-
   /** Moves of the state field follow the manifest's transitions; a locked state keeps the row as it is. */
   #checkTransition(before: Row, row: Row, changes: Changes, opts: WriteOptions): void {
     const tr = this.model.transitions;
@@ -218,9 +270,9 @@ export class CrudService {
       const id = row[name];
       if (typeof id !== 'string') continue;
       const model = this.#models.get(this.model.byName.get(name)!.entity!)!;
-      const where: Where = { id };
-      if (model.scope === 'company') where.companyId = ctx.companyId;
-      const parent = await em.findOne(model.schema, where as never, { lockMode: LockMode.PESSIMISTIC_WRITE }) as Row | null;
+      // a parent the caller cannot read is as unknown as none
+      const scope = this.scope(ctx, 'read', model);
+      const parent = scope && await tableOf(model).byId(em, this.params(ctx), id, scope, { lock: true });
       if (!parent) throw httpError('NOT_FOUND', `${model.name} ${id} does not exist`);
       const tr = model.transitions;
       if (this.model.pathBound.some((f) => f.name === name) && tr?.lockedIn?.includes(parent[tr.field])) {
@@ -233,20 +285,19 @@ export class CrudService {
 
   /** Recomputes the sums of the locked parents from their child rows, in the database's exact numeric. */
   async #rollUp(em: EntityManager, ctx: CrudContext, parents: { model: EntityModel; row: Row }[]): Promise<void> {
-    let changed = false;
     for (const { model, row } of parents) {
       const data: Row = {};
       for (const r of model.rollups.filter((x) => x.child === this.model.name)) {
-        const sql = `select coalesce(sum("${r.summed.column}"), 0)::text as "total" from "${ctx.schema}"."${this.model.table}" where "${this.model.byName.get(r.by)!.column}" = ?`;
-        const [res] = await em.getConnection().execute(sql, [row.id], 'all', em.getTransactionContext()) as { total: string }[];
-        data[r.field.name] = fitting(r.field, formatRounded(parseSum(res.total), r.field.scale ?? 2));
+        const sql = `select coalesce(sum(${q(r.summed.column)}), 0)::text as "total" from ${q(ctx.schema)}.${q(this.model.table)} where ${q(this.model.byName.get(r.by)!.column)} = $1`;
+        const [res] = await run(em, sql, [row.id]);
+        data[r.field.name] = fitting(r.field, formatRounded(parseSum(res.total as string), r.field.scale ?? 2));
       }
       if (!Object.keys(data).length) continue;
-      em.assign(row, data);
-      computeFormulas(model, row);
-      changed = true;
+      const merged = { ...row, ...data };
+      computeFormulas(model, merged);
+      for (const { field } of model.formulas) data[field.name] = merged[field.name];
+      await tableOf(model).update(em, this.params(ctx), row.id, data);
     }
-    if (changed) await em.flush();
   }
 
   /** A written value as stored: secrets sealed, decimals normalised. */
@@ -256,14 +307,6 @@ export class CrudService {
     return this.#secrets.encrypt(value);
   }
 
-  async #load(em: EntityManager, ctx: CrudContext, id: string, forUpdate: boolean, bound?: Bound): Promise<Row> {
-    const scope = this.scopeFilter(ctx, 'read');
-    const row = scope && await em.findOne(this.model.schema, { $and: [{ id }, forMikroOrm(scope), ...(bound ? [bound] : [])] } as never,
-      forUpdate ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {}) as Row | null;
-    if (!row) throw httpError('NOT_FOUND', `${this.model.name} ${id} does not exist`);
-    return row;
-  }
-
   /**
    * 409 while rows that restrict deletion still point at this one, checked
    * here rather than left to the foreign key: PostgreSQL 17+ (and PGlite)
@@ -271,13 +314,16 @@ export class CrudService {
    * exception. Counting under the row lock cannot race: a concurrent insert's
    * key check waits for it. Rows of every company count, as the key does.
    */
-  async #assertUnreferenced(em: EntityManager, id: string): Promise<void> {
+  async #assertUnreferenced(em: EntityManager, ctx: CrudContext, id: string): Promise<void> {
+    const referencing = async (other: EntityModel, column: string, self: boolean) => {
+      // a row pointing at itself goes with it
+      const sql = `select 1 from ${q(ctx.schema)}.${q(other.table)} where ${q(column)} = $1${self ? ' and "id" <> $1' : ''} limit 1`;
+      return (await run(em, sql, [id])).length > 0;
+    };
     for (const other of this.#models.values()) {
       for (const f of other.refs) {
         if (f.entity !== this.model.name || (f.onDelete ?? 'restrict') !== 'restrict') continue;
-        // a row pointing at itself goes with it
-        const where = other === this.model ? { [f.name]: id, id: { $ne: id } } : { [f.name]: id };
-        if (await em.count(other.schema, where) > 0) {
+        if (await referencing(other, f.column, other === this.model)) {
           throw httpError('CONFLICT', `${other.name} rows still reference this ${this.model.name} through ${f.name}`);
         }
       }
@@ -285,19 +331,29 @@ export class CrudService {
     // company-scoped rows belong to their company through companyId, a column with no foreign key
     if (this.model.name !== COMPANY_ENTITY) return;
     for (const other of this.#models.values()) {
-      if (other.scope === 'company' && await em.count(other.schema, { companyId: id }) > 0) {
+      if (other.scope === 'company' && await referencing(other, 'company_id', false)) {
         throw httpError('CONFLICT', `${other.name} rows still belong to this ${this.model.name}`);
       }
     }
   }
 
-  #assertCan(ctx: CrudContext, action: string, row: Row): void {
-    if (!ctx.ability.can(action, asSubject(this.model.name, { ...row }))) throw httpError('FORBIDDEN', `not allowed to ${action} this ${this.model.name}`);
-  }
-
+  /**
+   * Decimal bounds, and references: each must point at a row the caller can
+   * read (another company's row, or one their grant conditions hide, is as
+   * unknown as none).
+   */
   async #check(ctx: CrudContext, body: Record<string, unknown>): Promise<void> {
     const errors: FieldError[] = decimalBoundErrors(this.model, body);
-    if (!errors.length) errors.push(...await referenceErrors(ctx.em, this.model, this.#models, body, ctx.companyId));
+    if (!errors.length) {
+      for (const f of this.model.refs) {
+        const id = body[f.name];
+        if (typeof id !== 'string') continue;
+        const target = this.#models.get(f.entity!)!;
+        const scope = this.scope(ctx, 'read', target);
+        const found = scope && await tableOf(target).exists(ctx.em, this.params(ctx), and([matching(target, { id }), scope]));
+        if (!found) errors.push({ path: `/${f.name}`, message: `no ${target.name} with id ${id}` });
+      }
+    }
     if (errors.length) throw httpError('VALIDATION_FAILED', errors.map((e) => `${e.path} ${e.message}`).join('; '), { errors });
   }
 

@@ -53,7 +53,16 @@ export function crudContext(request: FastifyRequest, kernel: Kernel): CrudContex
     read: { prefs: languagePreference(request.headers['accept-language'], fallback), translations: translationsParam((request.query as Record<string, unknown> | undefined)?.translations) },
     writeLanguage: writeLanguage(request.headers['content-language'] as string | undefined, fallback),
     userId: request.caller?.sub ?? null,
+    caller: { user: { id: request.caller!.sub, companyIds: request.caller!.cid }, company: { id: request.companyId } },
   };
+}
+
+const services = new WeakMap<EntityModel, CrudService>();
+/** One CrudService per model. */
+function serviceOf(kernel: Kernel, model: EntityModel): CrudService {
+  let service = services.get(model);
+  if (!service) services.set(model, (service = new CrudService(model, kernel.models, kernel.secrets)));
+  return service;
 }
 
 /**
@@ -62,7 +71,7 @@ export function crudContext(request: FastifyRequest, kernel: Kernel): CrudContex
  */
 export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: CrudRoute, taken = new Set<string>()): void {
   const model = kernel.model(route.entity);
-  const service = new CrudService(model, kernel.models, kernel.secrets);
+  const service = serviceOf(kernel, model);
   const hooks = kernel.modules.find((m) => m.manifest.id === model.module)?.plugin?.hooks?.[model.name];
   const before = async (request: FastifyRequest, event: WriteEvent) => (await hooks?.beforeWrite?.(request, event, kernel)) ?? event.body;
   const after = async (request: FastifyRequest, event: WriteEvent & { id: string }) => { await hooks?.afterWrite?.(request, event, kernel); };
@@ -197,13 +206,11 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
   for (const list of route.lists ?? []) registerMethodNotAllowed(app, list.path, ['GET', ...mine(list.path)]);
 }
 
-/** 404 unless every parent a nested path names exists in the caller's scope. */
+/** 404 unless the caller can read every parent a nested path names. */
 async function assertParents(kernel: Kernel, ctx: CrudContext, model: EntityModel, bound: Record<string, string>): Promise<void> {
   for (const [name, id] of Object.entries(bound)) {
     const parent = kernel.model(model.byName.get(name)!.entity!);
-    const where: Record<string, unknown> = { id };
-    if (parent.scope === 'company') where.companyId = ctx.companyId;
-    if (await ctx.em.count(parent.schema, where) === 0) throw httpError('NOT_FOUND', `${parent.name} ${id} does not exist`);
+    if (!await serviceOf(kernel, parent).visible(ctx, id)) throw httpError('NOT_FOUND', `${parent.name} ${id} does not exist`);
   }
 }
 
@@ -228,9 +235,7 @@ function registerSubList(app: FastifyInstance, kernel: Kernel, service: CrudServ
   }, async (request, reply) => {
     const ctx = crudContext(request, kernel);
     const id = (request.params as Record<string, string>)[list.by];
-    const where: Record<string, unknown> = { id };
-    if (parent.scope === 'company') where.companyId = ctx.companyId;
-    if (await ctx.em.count(parent.schema, where) === 0) throw httpError('NOT_FOUND', `${parent.name} ${id} does not exist`);
+    if (!await serviceOf(kernel, parent).visible(ctx, id)) throw httpError('NOT_FOUND', `${parent.name} ${id} does not exist`);
     const used = new Set<string>();
     const page = await service.list(ctx, request.query as never, used, { [list.by]: id });
     if (used.size) reply.header('content-language', [...used].join(', '));

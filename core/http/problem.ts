@@ -47,24 +47,22 @@ function fromValidation(err: FastifyError): Mapped {
   return { code: 'VALIDATION_FAILED', detail: `invalid ${part}: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}`, errors };
 }
 
-/** MikroORM's driver exceptions, by class name (they cross package copies). */
-function fromDatabase(err: Error & { code?: string; sqlState?: string }): Mapped | undefined {
-  // restrict_violation: PostgreSQL 17+ (and PGlite) report ON DELETE RESTRICT with
-  // its own SQLSTATE, which MikroORM does not map to a foreign-key exception
-  if (err.code === '23001' || err.sqlState === '23001') return { code: 'CONFLICT', detail: 'the row is referenced by other rows' };
+/** Constraint violations by SQLSTATE: raw statements (data/) raise the driver's error, MikroORM wraps it in a named exception. */
+const BY_SQLSTATE: Record<string, Mapped> = {
+  // restrict_violation: PostgreSQL 17+ (and PGlite) report ON DELETE RESTRICT with its own SQLSTATE
+  23001: { code: 'CONFLICT', detail: 'the row is referenced by other rows' },
+  23505: { code: 'CONFLICT', detail: 'a row with the same unique value already exists' },
+  23503: { code: 'CONFLICT', detail: 'the row is referenced by other rows, or references a row that no longer exists' },
+  23502: { code: 'VALIDATION_FAILED', detail: 'a required value is missing' },
   // numeric_value_out_of_range: a value (say a computed total) its column cannot hold
-  if (err.code === '22003' || err.sqlState === '22003') return { code: 'VALIDATION_FAILED', detail: 'a number is out of the range its field holds' };
-  switch (err.name) {
-    case 'UniqueConstraintViolationException':
-      return { code: 'CONFLICT', detail: 'a row with the same unique value already exists' };
-    case 'ForeignKeyConstraintViolationException':
-      return { code: 'CONFLICT', detail: 'the row is referenced by other rows, or references a row that no longer exists' };
-    case 'OptimisticLockError':
-      return { code: 'CONFLICT', detail: 'the row was changed by someone else meanwhile; reload it and try again' };
-    case 'NotNullConstraintViolationException':
-      return { code: 'VALIDATION_FAILED', detail: 'a required value is missing' };
-    default: return undefined;
-  }
+  22003: { code: 'VALIDATION_FAILED', detail: 'a number is out of the range its field holds' },
+};
+
+function fromDatabase(err: Error & { code?: string; sqlState?: string }): Mapped | undefined {
+  const state = err.sqlState ?? (typeof err.code === 'string' && /^[0-9A-Z]{5}$/.test(err.code) ? err.code : undefined);
+  if (state && BY_SQLSTATE[state]) return BY_SQLSTATE[state];
+  if (err.name === 'OptimisticLockError') return { code: 'CONFLICT', detail: 'the row was changed by someone else meanwhile; reload it and try again' };
+  return undefined;
 }
 
 function mapError(err: FastifyError & { errors?: FieldError[] }): Mapped {

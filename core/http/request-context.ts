@@ -73,8 +73,8 @@ export function installRequestContext(app: FastifyInstance, kernel: Kernel, toke
     if (access.admin) { requireRole(claims); requireAdmin(claims); }
     // 3. which company: X-Company-Id, one of the caller's companies
     request.companyId = resolveCompany(request, claims, access.company === true);
-    // 4. what may they do: the CASL ability for their roles, bound to them
-    const ability = await abilities.for(tenant.id, claims.rol, { user: { id: claims.sub, companyIds: claims.cid }, company: { id: request.companyId } });
+    // 4. what may they do: the CASL ability for their roles (its conditions become SQL in data/scope.ts)
+    const ability = await abilities.for(tenant.id, claims.rol);
     if (access.can && !ability.can(access.can.action, access.can.subject)) {
       throw httpError('FORBIDDEN', `missing permission to ${access.can.action} ${access.can.subject}`);
     }

@@ -200,7 +200,7 @@ function checkRoutesAndMenu(m: Manifest, file: string): void {
 function checkAcrossModules(loaded: LoadedManifest[]): void {
   const modules = new Map<string, LoadedManifest>();
   const entityOwner = new Map<string, string>();
-  const entityFields = new Map<string, Set<string>>();
+  const entityFields = new Map<string, Map<string, boolean>>();
   const tableOwner = new Map<string, string>();
   const codeOwner = new Map<string, string>();
   for (const l of loaded) {
@@ -210,7 +210,8 @@ function checkAcrossModules(loaded: LoadedManifest[]): void {
     (m.entities ?? []).forEach((e, i) => {
       if (entityOwner.has(e.name)) throw new ManifestError(file, `/entities/${i}/name`, `entity "${e.name}" is already declared by module "${entityOwner.get(e.name)}"`);
       entityOwner.set(e.name, m.id);
-      entityFields.set(e.name, new Set([...KERNEL_FIELDS, ...(e.scope === 'company' ? ['companyId'] : []), ...Object.keys(e.fields)]));
+      entityFields.set(e.name, new Map([...KERNEL_FIELDS, ...(e.scope === 'company' ? ['companyId'] : [])].map((k) => [k, true] as [string, boolean])
+        .concat(Object.entries(e.fields).map(([k, f]) => [k, !(f.type === 'json' || f.translatable || f.secret)]))));
       const table = tableName(m.id, e);
       if (tableOwner.has(table)) throw new ManifestError(file, `/entities/${i}/${e.table ? 'table' : 'name'}`, `table "${table}" is already used by entity "${tableOwner.get(table)}"`);
       tableOwner.set(table, e.name);
@@ -249,9 +250,7 @@ function checkAcrossModules(loaded: LoadedManifest[]): void {
         if (s !== 'all' && !pages.has(s) && !entityOwner.has(s)) throw new ManifestError(file, ptr, `unknown entity "${s}"`);
         if (g.conditions === undefined) return;
         const at = `/permissions/${i}/grants/${j}/conditions`;
-        const fields = entityFields.get(s);
-        if (!fields) throw new ManifestError(file, at, `conditions need an entity subject; "${s}" is none`);
-        const [fault] = conditionFaults(g.conditions, fields, at);
+        const [fault] = conditionFaults(g.conditions, s, (name) => entityFields.get(name), at);
         if (fault) throw new ManifestError(file, fault.pointer, `${fault.message} (subject ${s})`);
       });
     }));

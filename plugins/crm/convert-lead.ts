@@ -4,7 +4,6 @@
 // access rules, reference checks, the lead's state flow and the activity log
 // apply as on the generated routes; any failure rolls all of it back.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { LockMode } from '@mikro-orm/core';
 import type { Kernel } from '../../core/kernel.ts';
 import { CrudService, crudContext, httpError } from '../../core/plugin-api.ts';
 
@@ -35,10 +34,8 @@ export async function convertLead(request: FastifyRequest, reply: FastifyReply, 
 
   const rows = await ctx.em.transactional(async (em) => {
     const tx = { ...ctx, em };
-    const scope = leads.scopeFilter(tx, 'read');
     // locked, so two conversions of one lead run one after the other: the second sees "converted"
-    const lead = scope && await em.findOne(leads.model.schema, { $and: [{ id }, scope] } as never, { lockMode: LockMode.PESSIMISTIC_WRITE }) as Row | null;
-    if (!lead) throw httpError('NOT_FOUND', `Lead ${id} does not exist`);
+    const lead = await leads.lock(tx, id);
     if (lead.status === 'converted') throw httpError('CONFLICT', `lead ${id} is already converted`);
 
     const c = body.customer ?? {};

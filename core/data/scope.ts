@@ -1,0 +1,133 @@
+// The one scope compiler: a grant condition (CASL/Mongo style, as the
+// manifests write it) becomes a parameterised SQL condition on the entity's
+// table, aliased `t`. Every list, count, read, write, lock, reference check and
+// parent check adds it to its statement, so one meaning of a rule holds
+// everywhere and conditions are never evaluated in memory.
+//
+// Compiled once per model and condition object (conditions come from rule
+// sets cached per tenant and role set); caller placeholders ("${user.id}") and
+// the tenant's schema are bound when a statement is built, from its Params.
+//
+// NULL semantics, the same on every path: a field without a value is distinct
+// from every value. `$ne: v` and `$nin: [...]` hold for NULL; `$eq`, `$in` and
+// the range operators do not; `$eq: null` / `$ne: null` test for NULL.
+//
+// Relational conditions: `{ "$exists": { "entity": "ProjectMember",
+// "on": { "projectId": "id" }, "where": { "userId": "${user.id}" } } }` holds
+// for rows that some row of the other entity points at (`on` maps its fields
+// to this entity's), compiled to an `exists (select 1 …)` subquery: membership
+// checks never load the caller's memberships into memory.
+import type { EntityModel } from '../model/entity-model.ts';
+import { bind, usesCaller } from '../access/permission-catalog.ts';
+import { q, type Params } from './sql.ts';
+
+export type Condition = Record<string, unknown>;
+/** A boolean SQL expression; called once per statement, it adds its values to the statement's Params. */
+export type Fragment = (p: Params) => string;
+/** Models by entity name, for relational conditions. */
+export type Models = ReadonlyMap<string, EntityModel>;
+
+export interface Related { entity: string; on: Record<string, string>; where?: Condition }
+
+const KERNEL_COLUMNS: Record<string, string> = { id: 'id', companyId: 'company_id', createdAt: 'created_at', updatedAt: 'updated_at', version: 'version' };
+const RANGE: Record<string, string> = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' };
+export const TRUE: Fragment = () => 'true';
+const FALSE: Fragment = () => 'false';
+
+const cache = new WeakMap<Condition, Map<EntityModel, Fragment>>();
+
+const COMPANY: Fragment = (p) => `t."company_id" = ${p.add(p.companyId)}`;
+
+/**
+ * The rows of `model` (table aliased `t`) a caller reaches through a grant
+ * condition: the statement's company, for company-scoped entities, and `cond`
+ * ({} is every row).
+ */
+export function compileScope(models: Models, model: EntityModel, cond: Condition): Fragment {
+  let perModel = cache.get(cond);
+  if (!perModel) cache.set(cond, (perModel = new Map()));
+  let fragment = perModel.get(model);
+  if (!fragment) perModel.set(model, (fragment = and([model.scope === 'company' ? COMPANY : TRUE, compile(models, model, cond, 't', 0)])));
+  return fragment;
+}
+
+/** `t.<field> = value` for each entry, e.g. the parent ids of a nested route's path. */
+export function matching(model: EntityModel, values: Record<string, unknown>): Fragment {
+  const entries = Object.entries(values);
+  if (!entries.length) return TRUE;
+  return (p) => entries.map(([field, v]) => `t.${q(columnOf(model, field)!)} = ${p.add(v)}`).join(' and ');
+}
+
+/** The column of a field (manifest or kernel), or undefined. */
+export function columnOf(model: EntityModel, field: string): string | undefined {
+  return KERNEL_COLUMNS[field] ?? model.byName.get(field)?.column;
+}
+
+export function and(parts: Fragment[]): Fragment {
+  const real = parts.filter((f) => f !== TRUE);
+  if (!real.length) return TRUE;
+  if (real.length === 1) return real[0];
+  return (p) => real.map((f) => `(${f(p)})`).join(' and ');
+}
+
+function or(parts: Fragment[]): Fragment {
+  if (!parts.length) return FALSE;
+  if (parts.length === 1) return parts[0];
+  return (p) => `(${parts.map((f) => `(${f(p)})`).join(' or ')})`;
+}
+
+function compile(models: Models, model: EntityModel, cond: Condition, alias: string, depth: number): Fragment {
+  return and(Object.entries(cond).map(([key, value]): Fragment => {
+    if (key === '$and') return and((value as Condition[]).map((c) => compile(models, model, c, alias, depth)));
+    if (key === '$or') return or((value as Condition[]).map((c) => compile(models, model, c, alias, depth)));
+    if (key === '$not') {
+      const inner = compile(models, model, value as Condition, alias, depth);
+      return (p) => `not (${inner(p)})`;
+    }
+    if (key === '$exists') return exists(models, model, value as Related, alias, depth);
+    const column = columnOf(model, key);
+    if (!column) throw new Error(`condition on unknown field "${key}" of ${model.name}`);
+    return compare(`${alias}.${q(column)}`, value);
+  }));
+}
+
+function exists(models: Models, model: EntityModel, rel: Related, alias: string, depth: number): Fragment {
+  const other = models.get(rel.entity);
+  if (!other) throw new Error(`relational condition on unknown entity "${rel.entity}"`);
+  const inner = `r${depth + 1}`;
+  const joins = Object.entries(rel.on).map(([theirs, ours]) => `${inner}.${q(columnOf(other, theirs)!)} = ${alias}.${q(columnOf(model, ours)!)}`).join(' and ');
+  const where = compile(models, other, rel.where ?? {}, inner, depth + 1);
+  return (p) => `exists (select 1 from ${p.table(other.table)} ${inner} where ${joins} and ${where(p)})`;
+}
+
+/** A value, with the caller's values bound at statement time when it names them. */
+function valueOf(v: unknown): (p: Params) => unknown {
+  if (!usesCaller(v)) return () => v;
+  return (p) => {
+    if (!p.caller) throw new Error('a grant condition names the caller, but the statement has no caller');
+    return bind(v, p.caller);
+  };
+}
+
+function compare(col: string, value: unknown): Fragment {
+  if (value === null) return () => `${col} is null`;
+  if (typeof value !== 'object' || Array.isArray(value)) return op(col, '$eq', value);
+  return and(Object.entries(value as Condition).map(([name, v]) => op(col, name, v)));
+}
+
+function op(col: string, name: string, v: unknown): Fragment {
+  if (name === '$eq' && v === null) return () => `${col} is null`;
+  if (name === '$ne' && v === null) return () => `${col} is not null`;
+  const value = valueOf(v);
+  switch (name) {
+    case '$eq': return (p) => `${col} = ${p.add(value(p))}`;
+    case '$ne': return (p) => `${col} is distinct from ${p.add(value(p))}`;
+    case '$in': return (p) => `${col} = any(${p.add(value(p))})`;
+    case '$nin': return (p) => `(${col} is null or not (${col} = any(${p.add(value(p))})))`;
+    default: {
+      const sql = RANGE[name];
+      if (!sql) throw new Error(`unsupported operator ${name}`);
+      return (p) => `${col} ${sql} ${p.add(value(p))}`;
+    }
+  }
+}

@@ -1,0 +1,45 @@
+// The data layer's few SQL primitives: identifier quoting, bind parameters
+// collected while a statement is built, and running a statement on the
+// request's connection (inside its transaction, when there is one).
+import { CompiledQuery } from 'kysely';
+import type { EntityManager } from '@mikro-orm/core';
+import type { CallerValues } from '../access/permission-catalog.ts';
+
+export type Row = Record<string, any>;
+
+/** Identifiers come from validated manifests ([a-z0-9_]); quoting keeps SQL words usable as names. */
+export const q = (name: string) => `"${name}"`;
+
+/** timestamptz as Date#toISOString() spells it, so reads and writes answer alike */
+export const iso = (col: string) => `to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/**
+ * Bind parameters of one statement, with what compiled scopes read while the
+ * statement is built: the tenant's schema, the company and the caller's values.
+ */
+export class Params {
+  readonly values: unknown[] = [];
+  readonly schema: string;
+  readonly companyId: string | null;
+  readonly caller: CallerValues | undefined;
+  constructor(schema: string, companyId: string | null, caller?: CallerValues) {
+    this.schema = schema;
+    this.companyId = companyId;
+    this.caller = caller;
+  }
+  add(v: unknown): string { this.values.push(v); return `$${this.values.length}`; }
+  /** `"schema"."table"` of the statement's tenant */
+  table(name: string): string { return `${q(this.schema)}.${q(name)}`; }
+}
+
+interface Executor { executeQuery(query: CompiledQuery): Promise<{ rows: Row[]; numAffectedRows?: bigint }> }
+
+/** The connection a statement on `em` runs on: its open transaction, else the pool. */
+function executor(em: EntityManager): Executor {
+  return (em.getTransactionContext() as Executor | undefined)
+    ?? (em.getConnection() as unknown as { getClient(): Executor }).getClient();
+}
+
+export async function run(em: EntityManager, sql: string, params: unknown[]): Promise<Row[]> {
+  return (await executor(em).executeQuery(CompiledQuery.raw(sql, params))).rows;
+}

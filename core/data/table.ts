@@ -1,0 +1,108 @@
+// The statements of one entity's table, built once per model from one column
+// mapping: the API-shaped select list every read and write returns, and the
+// insert, update, delete and row lock of the write path. Scopes (data/scope.ts)
+// are passed in as fragments; the table itself knows no access rule.
+import { v7 as uuidv7 } from 'uuid';
+import type { EntityModel } from '../model/entity-model.ts';
+import { iso, q, run, type Params, type Row } from './sql.ts';
+import { and, TRUE, type Fragment } from './scope.ts';
+import type { EntityManager } from '@mikro-orm/core';
+
+interface Column { column: string; json: boolean }
+
+/** Extra boolean columns a statement returns, e.g. { may: <update scope> } → row.$may */
+export type Flags = Record<string, Fragment>;
+
+const tables = new WeakMap<EntityModel, Table>();
+
+/** The Table of a model, built on first use. */
+export function tableOf(model: EntityModel): Table {
+  let table = tables.get(model);
+  if (!table) tables.set(model, (table = new Table(model)));
+  return table;
+}
+
+export class Table {
+  readonly model: EntityModel;
+  /** the API shape: secret fields never leave the database, timestamps as ISO text, dates as YYYY-MM-DD */
+  readonly columns: string;
+  #writable: Map<string, Column>;
+
+  constructor(model: EntityModel) {
+    this.model = model;
+    const cols = ['t."id"'];
+    if (model.scope === 'company') cols.push('t."company_id" as "companyId"');
+    for (const f of model.readable) {
+      const col = `t.${q(f.column)}`;
+      const expr = f.type === 'datetime' ? iso(col) : f.type === 'date' ? `to_char(${col}, 'YYYY-MM-DD')` : col;
+      cols.push(`${expr} as ${q(f.name)}`);
+    }
+    cols.push(`${iso('t."created_at"')} as "createdAt"`, `${iso('t."updated_at"')} as "updatedAt"`, 't."version"');
+    this.columns = cols.join(', ');
+    this.#writable = new Map(model.storedFields.map((f) => [f.name, { column: f.column, json: f.type === 'json' || f.translatable === true }]));
+    if (model.scope === 'company') this.#writable.set('companyId', { column: 'company_id', json: false });
+  }
+
+  /** The row `id` where `where` holds; `lock` takes its row lock for the transaction. */
+  async byId(em: EntityManager, p: Params, id: string, where: Fragment, opts: { lock?: boolean; flags?: Flags } = {}): Promise<Row | null> {
+    const sql = `select ${this.columns}${this.#flags(p, opts.flags)} from ${p.table(this.model.table)} t where t."id" = ${p.add(id)} and ${where(p)}${opts.lock ? ' for update of t' : ''}`;
+    return this.#unflag((await run(em, sql, p.values))[0] ?? null);
+  }
+
+  /** Whether a row holds `where`. */
+  async exists(em: EntityManager, p: Params, where: Fragment): Promise<boolean> {
+    const rows = await run(em, `select 1 from ${p.table(this.model.table)} t where ${where(p)} limit 1`, p.values);
+    return rows.length > 0;
+  }
+
+  async insert(em: EntityManager, p: Params, data: Row, flags?: Flags): Promise<Row> {
+    const now = new Date();
+    const names = ['"id"', '"created_at"', '"updated_at"', '"version"'];
+    const values = [p.add(data.id ?? uuidv7()), p.add(now), p.add(now), '1'];
+    for (const [name, value] of Object.entries(data)) {
+      const col = this.#writable.get(name);
+      if (!col || value === undefined) continue;
+      names.push(q(col.column));
+      values.push(this.#value(p, col, value));
+    }
+    const sql = `insert into ${p.table(this.model.table)} as t (${names.join(', ')}) values (${values.join(', ')}) returning ${this.columns}${this.#flags(p, flags)}`;
+    return this.#unflag((await run(em, sql, p.values))[0])!;
+  }
+
+  /** Sets `data`, bumps the version; null when no row `id` holds `where`. */
+  async update(em: EntityManager, p: Params, id: string, data: Row, opts: { where?: Fragment; flags?: Flags } = {}): Promise<Row | null> {
+    const sets = [`"version" = t."version" + 1`, `"updated_at" = ${p.add(new Date())}`];
+    for (const [name, value] of Object.entries(data)) {
+      const col = this.#writable.get(name);
+      if (col && value !== undefined) sets.push(`${q(col.column)} = ${this.#value(p, col, value)}`);
+    }
+    const where = and([(x) => `t."id" = ${x.add(id)}`, opts.where ?? TRUE]);
+    const sql = `update ${p.table(this.model.table)} as t set ${sets.join(', ')} where ${where(p)} returning ${this.columns}${this.#flags(p, opts.flags)}`;
+    return this.#unflag((await run(em, sql, p.values))[0] ?? null);
+  }
+
+  async delete(em: EntityManager, p: Params, id: string): Promise<void> {
+    await run(em, `delete from ${p.table(this.model.table)} t where t."id" = ${p.add(id)}`, p.values);
+  }
+
+  #value(p: Params, col: Column, value: unknown): string {
+    // node-postgres sends a JS array as a PostgreSQL array: JSON documents go as text
+    return col.json ? `${p.add(value === null ? null : JSON.stringify(value))}::jsonb` : p.add(value);
+  }
+
+  #flags(p: Params, flags?: Flags): string {
+    if (!flags) return '';
+    return Object.entries(flags).map(([name, f]) => `, (${f(p)}) as ${q(`$${name}`)}`).join('');
+  }
+
+  /** Flags move from the row to row.$flags, so a row is only its fields. */
+  #unflag(row: Row | null): Row | null {
+    if (!row) return row;
+    for (const key of Object.keys(row)) {
+      if (!key.startsWith('$')) continue;
+      (row.$flags ??= {})[key.slice(1)] = row[key];
+      delete row[key];
+    }
+    return row;
+  }
+}
