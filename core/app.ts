@@ -6,8 +6,7 @@ import rateLimit from '@fastify/rate-limit';
 import { randomUUID } from 'node:crypto';
 import type { Kernel } from './kernel.ts';
 import { TokenService } from './auth/tokens.ts';
-import { AbilityFactory } from './access/abilities.ts';
-import { RoleDirectory } from './access/role-directory.ts';
+import type { AbilityFactory } from './access/abilities.ts';
 import { installValidators } from './http/validation.ts';
 import { cachedSerializerFactory } from './http/serializers.ts';
 import { installProblemHandling, ProblemSchema, frameworkErrors } from './http/problem.ts';
@@ -53,9 +52,7 @@ export async function buildApp(kernel: Kernel, opts: AppOptions = {}): Promise<F
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
   });
   const tokens = new TokenService(config.jwtSecret, config.accessTokenTtlSeconds, config.refreshTokenTtlSeconds);
-  const abilities = new AbilityFactory(kernel.permissions, new RoleDirectory(kernel));
-  const unsubscribe = kernel.roleChanges.subscribe((tenantId) => abilities.invalidate(tenantId));
-  app.addHook('onClose', async () => { unsubscribe(); });
+  const abilities = kernel.abilities;
   app.decorate('kernel', kernel);
   app.decorate('abilities', abilities);
   app.decorate('tokens', tokens);

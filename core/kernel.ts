@@ -17,8 +17,17 @@ import { Revocations } from './auth/revocations.ts';
 import { RoleChanges } from './access/role-changes.ts';
 import { LoginThrottle } from './auth/login-throttle.ts';
 import { PermissionCatalog } from './access/permission-catalog.ts';
-import type { PluginModule } from './plugin-api.ts';
+import type { PluginModule } from './context/plugin-module.ts';
 import { SecretBox } from './secrets.ts';
+import { AbilityFactory } from './access/abilities.ts';
+import { RoleDirectory } from './access/role-directory.ts';
+import type { Principal } from './access/principal.ts';
+import { KernelServices } from './context/services.ts';
+import type { EntityHooks } from './context/hooks.ts';
+import type { ModuleContext } from './context/module-context.ts';
+import { crudContextOf } from './context/context-for.ts';
+import { endUserSessions } from './auth/sessions.ts';
+import { ManifestError } from './manifest/errors.ts';
 
 export interface LoadedModule extends LoadedManifest { plugin?: PluginModule }
 
@@ -39,6 +48,15 @@ export interface Kernel {
   permissions: PermissionCatalog;
   /** encrypts and decrypts secret fields */
   secrets: SecretBox;
+  /** CASL abilities per tenant and role set */
+  abilities: AbilityFactory;
+  /** scoped data access per entity, with every module's write hooks */
+  services: KernelServices;
+  /**
+   * A context without a request (jobs, subscribers, scripts, demo data): the
+   * same scoped data access, ability and transactions a request gets.
+   */
+  contextFor(opts: { tenant: string; principal: Principal; companyId?: string | null; language?: string }): Promise<ModuleContext>;
   model(name: string): EntityModel;
   close(): Promise<void>;
 }
@@ -78,17 +96,47 @@ export async function openKernel(config: Config): Promise<Kernel> {
     await dbs.close();
     throw err;
   }
-  return {
+  const kernel = {
     config, modules, models, versions,
     digest: schemaDigest(versions),
     dbs, tenants, revocations, roleChanges, loginThrottle,
     permissions: new PermissionCatalog(manifests),
     secrets: new SecretBox(config.secretKey),
-    model(name) {
+    model(name: string) {
       const m = models.get(name);
       if (!m) throw new Error(`no module declares entity "${name}"`);
       return m;
     },
-    close: async () => { await listener?.close(); await dbs.close(); },
+    close: async () => { unsubscribe(); await listener?.close(); await dbs.close(); },
+  } as Kernel;
+  kernel.abilities = new AbilityFactory(kernel.permissions, new RoleDirectory(kernel));
+  const unsubscribe = roleChanges.subscribe((tenantId) => kernel.abilities.invalidate(tenantId));
+  kernel.services = new KernelServices({
+    models, secrets: kernel.secrets, hooks: hooksByEntity(modules, models),
+    codesOf: (tenantId, roles) => kernel.abilities.codes(tenantId, roles),
+    isKnownCode: (code) => kernel.permissions.has(code),
+    revokeUserSessions: (ctx, tenantId, userId) => endUserSessions(kernel, ctx.em, tenantId, userId),
+    rolesChanged: (tenantId) => roleChanges.announce(tenantId),
+  });
+  kernel.contextFor = async ({ tenant: id, principal, companyId = null, language }) => {
+    const tenant = await tenants.find(id);
+    if (!tenant) throw new Error(`no tenant "${id}"`);
+    const ability = principal.kind === 'system' ? kernel.services.systemAbility : await kernel.abilities.for(tenant.id, principal.roles);
+    const lang = language ?? tenant.defaultLanguage ?? config.defaultLanguage;
+    const em = dbs.get(tenant.connectionKey).em.fork({ schema: tenant.schema });
+    return kernel.services.contextOf(crudContextOf({ tenant, principal, ability, companyId, em, read: { prefs: [lang], translations: false }, writeLanguage: lang }));
   };
+  return kernel;
+}
+
+/** Every module's write hooks by entity; a hook on an entity no module declares stops the start. */
+function hooksByEntity(modules: LoadedModule[], models: Map<string, EntityModel>): Map<string, EntityHooks[]> {
+  const out = new Map<string, EntityHooks[]>();
+  for (const m of modules) {
+    for (const [entity, hooks] of Object.entries(m.plugin?.hooks ?? {})) {
+      if (!models.has(entity)) throw new ManifestError(m.file, '/', `plugins/${m.manifest.id}/index.ts hooks entity "${entity}", which no module declares`);
+      out.set(entity, [...(out.get(entity) ?? []), hooks]);
+    }
+  }
+  return out;
 }

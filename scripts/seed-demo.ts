@@ -20,8 +20,7 @@ export async function seedDemo(kernel: Kernel, log: (msg: string) => void = cons
     log(`demo platform operator: ${DEMO.operator.email} / ${DEMO.operator.password} (tenant "${PLATFORM_TENANT}")`);
   }
   const result = await provisionTenant(kernel, { id: DEMO.tenant, name: 'Demo Inc.', company: { code: 'DEMO', name: 'Demo Inc.' }, admin: DEMO.admin });
-  const em = kernel.dbs.get(result.tenant.connectionKey).em.fork({ schema: result.tenant.schema });
-  const rows = await seedModuleDemoData(kernel, em, result.tenant.schema, result.companyId, result.tenant.defaultLanguage);
+  const rows = await seedModuleDemoData(kernel, result.tenant.id, result.companyId);
   log(`demo tenant "${DEMO.tenant}": log in as ${DEMO.admin.email} / ${DEMO.admin.password} (${rows} sample rows)`);
   return true;
 }

@@ -2,7 +2,6 @@
 // tokens through the revocation list, refresh tokens first, so a refresh
 // racing the revocation cannot mint an access token the list would miss.
 import type { EntityManager } from '@mikro-orm/core';
-import type { FastifyRequest } from 'fastify';
 import type { Kernel } from '../kernel.ts';
 import { Identity } from './identity.ts';
 
@@ -16,9 +15,4 @@ export async function endSession(kernel: Kernel, em: EntityManager, tenantId: st
 export async function endUserSessions(kernel: Kernel, em: EntityManager, tenantId: string, userId: string): Promise<void> {
   await new Identity(kernel).revokeAllOf(em, userId);
   await kernel.revocations.revokeUser(tenantId, userId);
-}
-
-/** For module code (plugin API): after a password change, deactivation or deletion of a user of the caller's tenant. */
-export function revokeUserSessions(request: FastifyRequest, userId: string): Promise<void> {
-  return endUserSessions(request.server.kernel, request.em!, request.tenant!.id, userId);
 }

@@ -18,13 +18,16 @@ import type { Translations } from '../i18n.ts';
 import { formatRounded } from './decimal.ts';
 import { comparable, computeFormulas, diff, fitting, parseSum, type Changes } from './derived.ts';
 import { Params, q, run } from '../data/sql.ts';
-import { and, compileScope, matching, type Fragment } from '../data/scope.ts';
-import { tableOf, type Table } from '../data/table.ts';
+import { and, compileCondition, compileScope, matching, type Condition, type Fragment } from '../data/scope.ts';
+import { FLAGS, tableOf, type Table } from '../data/table.ts';
+import type { Principal } from '../access/principal.ts';
 
 export interface CrudContext {
   em: EntityManager;
+  tenantId: string;
   /** the tenant's PostgreSQL schema */
   schema: string;
+  principal: Principal;
   ability: Ability;
   companyId: string | null;
   /** the values grant conditions name ("${user.id}"); absent for system work, whose abilities name none */
@@ -34,6 +37,34 @@ export interface CrudContext {
   writeLanguage: string;
   /** the caller, recorded by the audit trail */
   userId?: string | null;
+  /** set inside a transaction: writes join it, after-commit work waits for it and runs on `outside` */
+  tx?: { afterCommit: (() => Promise<void>)[]; outside: CrudContext };
+}
+
+/**
+ * Runs `fn` in one transaction on `ctx`'s connection, or in the transaction
+ * `ctx` is already in; after-commit work runs once the outermost one commits.
+ */
+export async function inTransaction<T>(ctx: CrudContext, fn: (tx: CrudContext) => Promise<T>): Promise<T> {
+  if (ctx.tx) return fn(ctx);
+  const afterCommit: (() => Promise<void>)[] = [];
+  const result = await ctx.em.transactional((em) => fn({ ...ctx, em, tx: { afterCommit, outside: ctx } }));
+  for (const f of afterCommit) await f();
+  return result;
+}
+
+export type WriteOp = 'create' | 'replace' | 'update' | 'delete';
+
+/** A write before its checks: `before` is the locked old row (null on create), `input` the body (absent on delete). */
+export interface BeforeWriteEvent { op: WriteOp; id?: string; input?: Record<string, unknown>; before: Row | null }
+/** A write done: the row's values before (null on create) and after (null on delete). */
+export interface WriteEvent { op: WriteOp; id: string; input?: Record<string, unknown>; before: Row | null; after: Row | null }
+
+/** What the kernel runs around each write of an entity (module hooks, adapted by the context layer). */
+export interface WriteHooks {
+  beforeWrite?(ctx: CrudContext, event: BeforeWriteEvent): Promise<Record<string, unknown> | undefined>;
+  afterWrite?(ctx: CrudContext, event: WriteEvent): Promise<void>;
+  afterCommit?(ctx: CrudContext, event: WriteEvent): Promise<void>;
 }
 /** Values a nested route takes from its path, e.g. { quoteId } of /quotes/:quoteId/lines. */
 export type Bound = Record<string, string>;
@@ -44,11 +75,9 @@ export interface WriteOptions {
   set?: Row;
   /** update: the action the audit record names (default "update") */
   auditAction?: string;
-  /** runs inside the transaction once the write's statements are sent, before commit; throwing rolls it back */
-  inTransaction?: InTransaction;
+  /** the hooks' name for the write (a PUT is "replace"); default: the method's */
+  op?: WriteOp;
 }
-/** The row's API-visible values around the write: `before` null on create, `after` null on delete. */
-export type InTransaction = (em: EntityManager, change: { id: string; before: Row | null; after: Row | null }) => Promise<void>;
 export type { Changes };
 
 export interface ListQuery { page?: number; size?: number; sort?: string; search?: string; [filter: string]: unknown }
@@ -63,9 +92,11 @@ export class CrudService {
   #secrets?: SecretBox;
   #writable: Set<string>;
   #readable: Set<string>;
+  #hooks: WriteHooks;
 
-  constructor(model: EntityModel, models: Map<string, EntityModel>, secrets?: SecretBox) {
+  constructor(model: EntityModel, models: Map<string, EntityModel>, secrets?: SecretBox, hooks: WriteHooks = {}) {
     this.model = model;
+    this.#hooks = hooks;
     this.#models = models;
     this.#secrets = secrets;
     this.toDto = rowMapper(model);
@@ -103,7 +134,7 @@ export class CrudService {
   }
 
   async read(ctx: CrudContext, id: string, bound?: Bound): Promise<Row> {
-    const row = await this.#find(ctx, ctx.em, id, 'read', false, bound);
+    const row = await this.#find(ctx, id, 'read', false, bound);
     if (!row) throw httpError('NOT_FOUND', `${this.model.name} ${id} does not exist`);
     return row;
   }
@@ -119,18 +150,18 @@ export class CrudService {
    * it inside em.transactional); 404 unless the caller can read it.
    */
   async lock(ctx: CrudContext, id: string): Promise<Row> {
-    const row = await this.#find(ctx, ctx.em, id, 'read', true);
+    const row = await this.#find(ctx, id, 'read', true);
     if (!row) throw httpError('NOT_FOUND', `${this.model.name} ${id} does not exist`);
     return row;
   }
 
   /** The row the caller reaches through `action`'s read scope; `may` flags whether `check` allows it too. */
-  async #find(ctx: CrudContext, em: EntityManager, id: string, check: string, lock: boolean, bound?: Bound): Promise<Row | null> {
+  async #find(ctx: CrudContext, id: string, check: string, lock: boolean, bound?: Bound): Promise<Row | null> {
     const scope = this.scope(ctx, 'read');
     if (!scope) return null;
     const where = bound ? and([scope, matching(this.model, bound)]) : scope;
     const flags = check !== 'read' ? this.#mayFlag(ctx, check) : undefined;
-    return this.#table.byId(em, this.params(ctx), id, where, { lock, flags });
+    return this.#table.byId(ctx.em, this.params(ctx), id, where, { lock, flags });
   }
 
   /** A `may` column when the action's grant is conditional (else the route's check settled it). */
@@ -140,51 +171,66 @@ export class CrudService {
   }
 
   #assertMay(row: Row, action: string): void {
-    if (row.$flags?.may === false) throw httpError('FORBIDDEN', `not allowed to ${action} this ${this.model.name}`);
+    if ((row as Record<symbol, Row | undefined>)[FLAGS]?.may === false) throw httpError('FORBIDDEN', `not allowed to ${action} this ${this.model.name}`);
+  }
+
+  /** Rows meeting `where` (grant-condition syntax) within the caller's read scope, oldest first unless `orderBy` (a sort spec) says otherwise. */
+  async find(ctx: CrudContext, where: Condition = {}, opts: { limit?: number; orderBy?: string } = {}): Promise<Row[]> {
+    const scope = this.scope(ctx, 'read');
+    if (!scope) return [];
+    return this.#reader.find(ctx.em, this.params(ctx), and([scope, compileCondition(this.#models, this.model, where)]), opts.orderBy ?? 'createdAt', opts.limit ?? 1000, ctx.read.prefs);
+  }
+
+  async count(ctx: CrudContext, where: Condition = {}): Promise<number> {
+    const scope = this.scope(ctx, 'read');
+    if (!scope) return 0;
+    return this.#table.count(ctx.em, this.params(ctx), and([scope, compileCondition(this.#models, this.model, where)]));
   }
 
   /** `internal`: values of fields the API never writes (a password hash), set by a module's handler. */
   async create(ctx: CrudContext, body: Record<string, unknown>, internal: Row = {}, bound: Bound = {}, opts: WriteOptions = {}): Promise<Row> {
     if (!this.scope(ctx, 'create')) throw httpError('FORBIDDEN', `not allowed to create a ${this.model.name}`);
-    await this.#check(ctx, body);
-    return ctx.em.transactional(async (em) => {
+    return this.#write(ctx, async (tx) => {
+      const input = await this.#before(tx, { op: 'create', input: body, before: null });
+      await this.#check(tx, input);
       const data: Row = {};
       for (const f of this.model.fields) {
         if (f.translatable) continue;
         if (bound[f.name] !== undefined) data[f.name] = bound[f.name];
-        else if (this.#writable.has(f.name) && body[f.name] !== undefined) data[f.name] = this.#stored(f, body[f.name]);
+        else if (this.#writable.has(f.name) && input[f.name] !== undefined) data[f.name] = this.#stored(f, input[f.name]);
         else if (f.default !== undefined) data[f.name] = storedValue(f, f.default);
       }
       Object.assign(data, internal);
-      this.#applyTranslations(ctx, data, undefined, body, false);
+      this.#applyTranslations(tx, data, undefined, input, false);
       this.#requireTranslations(data);
       computeFormulas(this.model, data);
-      if (this.model.scope === 'company') data.companyId = ctx.companyId;
+      if (this.model.scope === 'company') data.companyId = tx.companyId;
       const tr = this.model.transitions;
       if (tr && !tr.initial.includes(data[tr.field])) throw httpError('INVALID_TRANSITION', `a ${this.model.name} starts as ${tr.initial.join(' or ')}, not ${data[tr.field]}`);
       if (tr?.reserved?.includes(data[tr.field]) && !opts.system) throw httpError('INVALID_TRANSITION', `only the module moves a ${this.model.name} to ${data[tr.field]}`);
-      const parents = await this.#lockParents(em, ctx, data);
+      const parents = await this.#lockParents(tx, data);
       // the new row must be one the caller may create: checked on the row as stored, in the same SQL as every read
-      const row = await this.#table.insert(em, this.params(ctx), data, this.#conditional(ctx, 'create') ? { may: this.scope(ctx, 'create')! } : undefined);
+      const row = await this.#table.insert(tx.em, this.params(tx), data, this.#conditional(tx, 'create') ? { may: this.scope(tx, 'create')! } : undefined);
       this.#assertMay(row, 'create');
-      await this.audit(em, ctx, 'create', row.id, diff({}, this.#snapshot(row)));
-      await this.#rollUp(em, ctx, parents);
-      await this.#inTransaction(em, opts, row.id, null, row);
-      return row;
+      await this.audit(tx, 'create', row.id, diff({}, this.#snapshot(row)));
+      await this.#rollUp(tx, parents);
+      return { row, event: { op: 'create', id: row.id, input, before: null, after: row } };
     });
   }
 
   async update(ctx: CrudContext, id: string, body: Record<string, unknown>, opts: WriteOptions & { ifMatch?: string; replace: boolean }, bound?: Bound): Promise<Row> {
-    await this.#check(ctx, body);
-    return ctx.em.transactional(async (em) => {
-      const old = await this.#find(ctx, em, id, 'update', true, bound);
+    return this.#write(ctx, async (tx) => {
+      const old = await this.#find(tx, id, 'update', true, bound);
       if (!old) throw httpError('NOT_FOUND', `${this.model.name} ${id} does not exist`);
       checkIfMatch(opts.ifMatch, old.version);
       this.#assertMay(old, 'update');
-      const parents = await this.#lockParents(em, ctx, old);
+      const op = opts.op ?? (opts.replace ? 'replace' : 'update');
+      const input = await this.#before(tx, { op, id, input: body, before: old });
+      await this.#check(tx, input);
+      const parents = await this.#lockParents(tx, old);
       const data: Row = {};
-      for (const f of this.model.writable) if (!f.translatable && body[f.name] !== undefined) data[f.name] = this.#stored(f, body[f.name]);
-      this.#applyTranslations(ctx, data, old, body, opts.replace);
+      for (const f of this.model.writable) if (!f.translatable && input[f.name] !== undefined) data[f.name] = this.#stored(f, input[f.name]);
+      this.#applyTranslations(tx, data, old, input, opts.replace);
       Object.assign(data, opts.set ?? {});
       const merged: Row = { ...old, ...data };
       computeFormulas(this.model, merged);
@@ -194,49 +240,60 @@ export class CrudService {
       const changes = diff(before, this.#snapshot(merged));
       this.#checkTransition(before, merged, changes, opts);
       // nothing the API shows changed and nothing hidden (a secret) is written: no write, no new version
-      if (!Object.keys(changes).length && Object.keys(data).every((k) => this.#readable.has(k))) return old;
-      const row = (await this.#table.update(em, this.params(ctx), id, data, { flags: this.#mayFlag(ctx, 'update') }))!;
+      if (!Object.keys(changes).length && Object.keys(data).every((k) => this.#readable.has(k))) return { row: old };
+      const row = (await this.#table.update(tx.em, this.params(tx), id, data, { flags: this.#mayFlag(tx, 'update') }))!;
       // a write may not move a row out of the caller's reach
       this.#assertMay(row, 'update');
-      await this.audit(em, ctx, opts.auditAction ?? 'update', id, diff(before, this.#snapshot(row)));
-      await this.#rollUp(em, ctx, parents);
-      await this.#inTransaction(em, opts, id, before, row);
+      await this.audit(tx, opts.auditAction ?? 'update', id, diff(before, this.#snapshot(row)));
+      await this.#rollUp(tx, parents);
+      return { row, event: { op, id, input, before: old, after: row } };
+    });
+  }
+
+  async remove(ctx: CrudContext, id: string, ifMatch?: string, bound?: Bound): Promise<void> {
+    await this.#write(ctx, async (tx) => {
+      const row = await this.#find(tx, id, 'delete', true, bound);
+      if (!row) throw httpError('NOT_FOUND', `${this.model.name} ${id} does not exist`);
+      checkIfMatch(ifMatch, row.version);
+      this.#assertMay(row, 'delete');
+      await this.#before(tx, { op: 'delete', id, before: row });
+      const tr = this.model.transitions;
+      if (tr?.lockedIn?.includes(row[tr.field])) throw httpError('STATE_LOCKED', `a ${this.model.name} in state ${row[tr.field]} cannot be deleted`);
+      const parents = await this.#lockParents(tx, row);
+      await this.#assertUnreferenced(tx, id);
+      await this.audit(tx, 'delete', id, diff(this.#snapshot(row), {}));
+      await this.#table.delete(tx.em, this.params(tx), id);
+      await this.#rollUp(tx, parents);
+      return { row, event: { op: 'delete', id, before: row, after: null } };
+    });
+  }
+
+  /**
+   * One write in its transaction (or the caller's): `fn` locks, checks and
+   * writes; then the afterWrite hooks run inside the transaction (a throw
+   * rolls the write back) and the afterCommit hooks once it committed.
+   */
+  async #write(ctx: CrudContext, fn: (tx: CrudContext) => Promise<{ row: Row; event?: WriteEvent }>): Promise<Row> {
+    return inTransaction(ctx, async (tx) => {
+      const { row, event } = await fn(tx);
+      if (event && this.#hooks.afterWrite) await this.#hooks.afterWrite(tx, event);
+      if (event && this.#hooks.afterCommit) tx.tx!.afterCommit.push(() => this.#hooks.afterCommit!(tx.tx!.outside, event));
       return row;
     });
   }
 
-  async remove(ctx: CrudContext, id: string, ifMatch?: string, bound?: Bound, opts: Pick<WriteOptions, 'inTransaction'> = {}): Promise<void> {
-    await ctx.em.transactional(async (em) => {
-      const row = await this.#find(ctx, em, id, 'delete', true, bound);
-      if (!row) throw httpError('NOT_FOUND', `${this.model.name} ${id} does not exist`);
-      checkIfMatch(ifMatch, row.version);
-      this.#assertMay(row, 'delete');
-      const tr = this.model.transitions;
-      if (tr?.lockedIn?.includes(row[tr.field])) throw httpError('STATE_LOCKED', `a ${this.model.name} in state ${row[tr.field]} cannot be deleted`);
-      const parents = await this.#lockParents(em, ctx, row);
-      await this.#assertUnreferenced(em, ctx, id);
-      const before = this.#snapshot(row);
-      await this.audit(em, ctx, 'delete', id, diff(before, {}));
-      await this.#table.delete(em, this.params(ctx), id);
-      await this.#rollUp(em, ctx, parents);
-      await this.#inTransaction(em, opts, id, before, null);
-    });
-  }
-
-  /** The caller's in-transaction rule, after the write's statements (its queries see them); what it changes through `em` is flushed too. */
-  async #inTransaction(em: EntityManager, opts: Pick<WriteOptions, 'inTransaction'>, id: string, before: Row | null, after: Row | null): Promise<void> {
-    if (!opts.inTransaction) return;
-    await opts.inTransaction(em, { id, before, after: after && this.#snapshot(after) });
-    await em.flush();
+  async #before(tx: CrudContext, event: BeforeWriteEvent): Promise<Record<string, unknown>> {
+    const input = event.input ?? {};
+    return (this.#hooks.beforeWrite && await this.#hooks.beforeWrite(tx, event)) ?? input;
   }
 
   /** Writes an audit record of this write in `em`'s transaction, when the entity is audited. */
-  async audit(em: EntityManager, ctx: CrudContext, action: string, id: string, changes: Changes): Promise<void> {
+  async audit(ctx: CrudContext, action: string, id: string, changes: Changes): Promise<void> {
     if (!this.model.auditLog) return;
     const log = this.#models.get(this.model.auditLog)!;
     const data: Row = { entity: this.model.name, entityId: id, action, userId: ctx.userId ?? null, changes, at: new Date() };
     if (log.scope === 'company') data.companyId = ctx.companyId;
-    await tableOf(log).insert(em, this.params(ctx), data);
+    await tableOf(log).insert(ctx.em, this.params(ctx), data);
   }
 
   /** The API-visible values of a row, comparable across a write. */
@@ -263,7 +320,7 @@ export class CrudService {
    * every parent whose sums this write changes (so concurrent writes of
    * sibling rows add up in turn).
    */
-  async #lockParents(em: EntityManager, ctx: CrudContext, row: Row): Promise<{ model: EntityModel; row: Row }[]> {
+  async #lockParents(ctx: CrudContext, row: Row): Promise<{ model: EntityModel; row: Row }[]> {
     const out: { model: EntityModel; row: Row }[] = [];
     const refs = new Set([...this.model.pathBound.map((f) => f.name), ...this.model.feeds.map((r) => r.by)]);
     for (const name of refs) {
@@ -272,7 +329,7 @@ export class CrudService {
       const model = this.#models.get(this.model.byName.get(name)!.entity!)!;
       // a parent the caller cannot read is as unknown as none
       const scope = this.scope(ctx, 'read', model);
-      const parent = scope && await tableOf(model).byId(em, this.params(ctx), id, scope, { lock: true });
+      const parent = scope && await tableOf(model).byId(ctx.em, this.params(ctx), id, scope, { lock: true });
       if (!parent) throw httpError('NOT_FOUND', `${model.name} ${id} does not exist`);
       const tr = model.transitions;
       if (this.model.pathBound.some((f) => f.name === name) && tr?.lockedIn?.includes(parent[tr.field])) {
@@ -284,19 +341,19 @@ export class CrudService {
   }
 
   /** Recomputes the sums of the locked parents from their child rows, in the database's exact numeric. */
-  async #rollUp(em: EntityManager, ctx: CrudContext, parents: { model: EntityModel; row: Row }[]): Promise<void> {
+  async #rollUp(ctx: CrudContext, parents: { model: EntityModel; row: Row }[]): Promise<void> {
     for (const { model, row } of parents) {
       const data: Row = {};
       for (const r of model.rollups.filter((x) => x.child === this.model.name)) {
         const sql = `select coalesce(sum(${q(r.summed.column)}), 0)::text as "total" from ${q(ctx.schema)}.${q(this.model.table)} where ${q(this.model.byName.get(r.by)!.column)} = $1`;
-        const [res] = await run(em, sql, [row.id]);
+        const [res] = await run(ctx.em, sql, [row.id]);
         data[r.field.name] = fitting(r.field, formatRounded(parseSum(res.total as string), r.field.scale ?? 2));
       }
       if (!Object.keys(data).length) continue;
       const merged = { ...row, ...data };
       computeFormulas(model, merged);
       for (const { field } of model.formulas) data[field.name] = merged[field.name];
-      await tableOf(model).update(em, this.params(ctx), row.id, data);
+      await tableOf(model).update(ctx.em, this.params(ctx), row.id, data);
     }
   }
 
@@ -314,11 +371,11 @@ export class CrudService {
    * exception. Counting under the row lock cannot race: a concurrent insert's
    * key check waits for it. Rows of every company count, as the key does.
    */
-  async #assertUnreferenced(em: EntityManager, ctx: CrudContext, id: string): Promise<void> {
+  async #assertUnreferenced(ctx: CrudContext, id: string): Promise<void> {
     const referencing = async (other: EntityModel, column: string, self: boolean) => {
       // a row pointing at itself goes with it
       const sql = `select 1 from ${q(ctx.schema)}.${q(other.table)} where ${q(column)} = $1${self ? ' and "id" <> $1' : ''} limit 1`;
-      return (await run(em, sql, [id])).length > 0;
+      return (await run(ctx.em, sql, [id])).length > 0;
     };
     for (const other of this.#models.values()) {
       for (const f of other.refs) {

@@ -34,6 +34,11 @@ export class SqlReader {
     return { rows, total: count[0].total as number };
   }
 
+  /** Rows `where` holds, ordered by a sort spec ("name,-createdAt"), at most `limit`. */
+  async find(em: EntityManager, p: Params, where: Fragment, orderBy: string, limit: number, prefs: string[]): Promise<Row[]> {
+    return run(em, `select ${this.#columns} from ${p.table(this.model.table)} t where ${where(p)} order by ${this.#orderBy(orderBy, prefs, false)} limit ${Math.trunc(limit)}`, p.values);
+  }
+
   #filters(query: ListQuery, p: Params): string[] {
     const out: string[] = [];
     for (const f of this.model.filterable) {
@@ -55,11 +60,12 @@ export class SqlReader {
     return out;
   }
 
-  #orderBy(sort: string, prefs: string[]): string {
+  /** `api`: only the sortable fields the API offers; module code may sort by any field. */
+  #orderBy(sort: string, prefs: string[], api = true): string {
     const order = sort.split(',').map((part) => {
       const desc = part.startsWith('-');
       const name = desc ? part.slice(1) : part;
-      if (!this.model.sortable.has(name)) {
+      if (api ? !this.model.sortable.has(name) : !columnOf(this.model, name)) {
         throw httpError('VALIDATION_FAILED', `cannot sort by "${name}"`, { errors: [{ path: '/sort', message: `sortable fields: ${[...this.model.sortable].join(', ')}` }] });
       }
       const f = this.model.byName.get(name);

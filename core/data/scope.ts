@@ -51,6 +51,11 @@ export function compileScope(models: Models, model: EntityModel, cond: Condition
   return fragment;
 }
 
+/** `cond` alone (no company), e.g. a module's query inside a scope; compiled anew for each new object. */
+export function compileCondition(models: Models, model: EntityModel, cond: Condition): Fragment {
+  return Object.keys(cond).length ? compile(models, model, cond, 't', 0) : TRUE;
+}
+
 /** `t.<field> = value` for each entry, e.g. the parent ids of a nested route's path. */
 export function matching(model: EntityModel, values: Record<string, unknown>): Fragment {
   const entries = Object.entries(values);

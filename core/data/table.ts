@@ -10,8 +10,10 @@ import type { EntityManager } from '@mikro-orm/core';
 
 interface Column { column: string; json: boolean }
 
-/** Extra boolean columns a statement returns, e.g. { may: <update scope> } → row.$may */
+/** Extra boolean columns a statement returns, e.g. { may: <update scope> } → row[FLAGS].may */
 export type Flags = Record<string, Fragment>;
+/** Where a row holds its flags: a symbol, so they never show in the row's fields. */
+export const FLAGS = Symbol('flags');
 
 const tables = new WeakMap<EntityModel, Table>();
 
@@ -55,6 +57,11 @@ export class Table {
     return rows.length > 0;
   }
 
+  async count(em: EntityManager, p: Params, where: Fragment): Promise<number> {
+    const rows = await run(em, `select count(*)::int as "n" from ${p.table(this.model.table)} t where ${where(p)}`, p.values);
+    return rows[0].n as number;
+  }
+
   async insert(em: EntityManager, p: Params, data: Row, flags?: Flags): Promise<Row> {
     const now = new Date();
     const names = ['"id"', '"created_at"', '"updated_at"', '"version"'];
@@ -95,14 +102,16 @@ export class Table {
     return Object.entries(flags).map(([name, f]) => `, (${f(p)}) as ${q(`$${name}`)}`).join('');
   }
 
-  /** Flags move from the row to row.$flags, so a row is only its fields. */
+  /** Flags move from the row's columns to row[FLAGS], so a row is only its fields. */
   #unflag(row: Row | null): Row | null {
     if (!row) return row;
+    let flags: Row | undefined;
     for (const key of Object.keys(row)) {
       if (!key.startsWith('$')) continue;
-      (row.$flags ??= {})[key.slice(1)] = row[key];
+      (flags ??= {})[key.slice(1)] = row[key];
       delete row[key];
     }
+    if (flags) (row as Record<symbol, unknown>)[FLAGS] = flags;
     return row;
   }
 }

@@ -7,13 +7,13 @@ import { Type, type TSchema } from 'typebox';
 import type { Kernel } from '../kernel.ts';
 import type { CrudRoute } from '../manifest/schema.ts';
 import { camel, pascal, type EntityModel } from '../model/entity-model.ts';
-import { CrudService, etag, type CrudContext, type WriteOptions } from '../crud/crud-service.ts';
+import { etag, type CrudContext, type CrudService } from '../crud/crud-service.ts';
+import { crudContextOf } from '../context/context-for.ts';
 import { languagePreference, writeLanguage } from '../i18n.ts';
 import { httpError } from '../errors.ts';
 import { problemResponses } from './problem.ts';
 import { TRANSLATIONS_PARAM, listQuerySchema, schemaId } from './entity-schemas.ts';
 import type { RouteAccess } from './request-context.ts';
-import type { WriteEvent } from '../plugin-api.ts';
 
 type Op = NonNullable<CrudRoute['operations']>[number];
 const ALL_OPS: Op[] = ['list', 'read', 'create', 'replace', 'update', 'delete'];
@@ -43,26 +43,17 @@ function translationsParam(value: unknown): boolean | string[] {
   return String(value).split(',');
 }
 
+/** The data context of an authenticated request (the pipeline resolved tenant, company and ability). */
 export function crudContext(request: FastifyRequest, kernel: Kernel): CrudContext {
-  const fallback = request.tenant!.defaultLanguage ?? kernel.config.defaultLanguage;
-  return {
-    em: request.em!,
-    schema: request.tenant!.schema,
-    ability: request.ability!,
-    companyId: request.companyId,
+  const tenant = request.tenant!;
+  const caller = request.caller!;
+  const fallback = tenant.defaultLanguage ?? kernel.config.defaultLanguage;
+  return crudContextOf({
+    tenant, em: request.em!, ability: request.ability!, companyId: request.companyId,
+    principal: { kind: 'user', id: caller.sub, roles: caller.rol, companyIds: caller.cid },
     read: { prefs: languagePreference(request.headers['accept-language'], fallback), translations: translationsParam((request.query as Record<string, unknown> | undefined)?.translations) },
     writeLanguage: writeLanguage(request.headers['content-language'] as string | undefined, fallback),
-    userId: request.caller?.sub ?? null,
-    caller: { user: { id: request.caller!.sub, companyIds: request.caller!.cid }, company: { id: request.companyId } },
-  };
-}
-
-const services = new WeakMap<EntityModel, CrudService>();
-/** One CrudService per model. */
-function serviceOf(kernel: Kernel, model: EntityModel): CrudService {
-  let service = services.get(model);
-  if (!service) services.set(model, (service = new CrudService(model, kernel.models, kernel.secrets)));
-  return service;
+  });
 }
 
 /**
@@ -71,12 +62,7 @@ function serviceOf(kernel: Kernel, model: EntityModel): CrudService {
  */
 export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: CrudRoute, taken = new Set<string>()): void {
   const model = kernel.model(route.entity);
-  const service = serviceOf(kernel, model);
-  const hooks = kernel.modules.find((m) => m.manifest.id === model.module)?.plugin?.hooks?.[model.name];
-  const before = async (request: FastifyRequest, event: WriteEvent) => (await hooks?.beforeWrite?.(request, event, kernel)) ?? event.body;
-  const after = async (request: FastifyRequest, event: WriteEvent & { id: string }) => { await hooks?.afterWrite?.(request, event, kernel); };
-  const inTransaction = (request: FastifyRequest, event: WriteEvent): WriteOptions => (hooks?.inTransaction
-    ? { inTransaction: (em, change) => hooks.inTransaction!(request, { ...event, ...change, em }, kernel) } : {});
+  const service = kernel.services.service(model.name);
   const ops = new Set(route.operations ?? ALL_OPS);
   const plural = pascal(route.path.split('/').pop()!);
   const opId = (verb: string, noun: string) => `${camel(model.module)}${verb}${noun}`;
@@ -149,20 +135,14 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
       },
     }, async (request, reply) => {
       const ctx = crudContext(request, kernel);
-      const body = await before(request, { op: 'create', body: request.body as Record<string, unknown> });
-      const row = await service.create(ctx, body!, {}, boundOf(request), inTransaction(request, { op: 'create', body }));
-      await after(request, { op: 'create', id: row.id, body });
+      const row = await service.create(ctx, request.body as Record<string, unknown>, {}, boundOf(request));
       reply.header('location', `${collectionUrl(request)}/${row.id}`);
       return send(reply, ctx, row, 201);
     });
   }
   const update = (replace: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
     const ctx = crudContext(request, kernel);
-    const id = idOf(request);
-    const op = replace ? 'replace' : 'update';
-    const body = await before(request, { op, id, body: request.body as Record<string, unknown> });
-    const row = await service.update(ctx, id, body!, { ifMatch: request.headers['if-match'], replace, ...inTransaction(request, { op, id, body }) }, boundOf(request));
-    await after(request, { op, id, body });
+    const row = await service.update(ctx, idOf(request), request.body as Record<string, unknown>, { ifMatch: request.headers['if-match'], replace }, boundOf(request));
     return send(reply, ctx, row);
   };
   const writeHeaders = Type.Object({ ...headerSchema(model, true).properties, 'if-match': Type.Optional(Type.String({ description: 'ETag of the version this write is based on; 412 if stale' })) });
@@ -192,10 +172,7 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
         response: { 204: { description: 'Deleted', type: 'null' }, ...problemResponses([400, 404, 409, 412, ...guardErrors]) },
       },
     }, async (request, reply) => {
-      const id = idOf(request);
-      await before(request, { op: 'delete', id });
-      await service.remove(crudContext(request, kernel), id, request.headers['if-match'], boundOf(request), inTransaction(request, { op: 'delete', id }));
-      await after(request, { op: 'delete', id });
+      await service.remove(crudContext(request, kernel), idOf(request), request.headers['if-match'], boundOf(request));
       return reply.code(204).send();
     });
   }
@@ -210,7 +187,7 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
 async function assertParents(kernel: Kernel, ctx: CrudContext, model: EntityModel, bound: Record<string, string>): Promise<void> {
   for (const [name, id] of Object.entries(bound)) {
     const parent = kernel.model(model.byName.get(name)!.entity!);
-    if (!await serviceOf(kernel, parent).visible(ctx, id)) throw httpError('NOT_FOUND', `${parent.name} ${id} does not exist`);
+    if (!await kernel.services.service(parent.name).visible(ctx, id)) throw httpError('NOT_FOUND', `${parent.name} ${id} does not exist`);
   }
 }
 
@@ -235,7 +212,7 @@ function registerSubList(app: FastifyInstance, kernel: Kernel, service: CrudServ
   }, async (request, reply) => {
     const ctx = crudContext(request, kernel);
     const id = (request.params as Record<string, string>)[list.by];
-    if (!await serviceOf(kernel, parent).visible(ctx, id)) throw httpError('NOT_FOUND', `${parent.name} ${id} does not exist`);
+    if (!await kernel.services.service(parent.name).visible(ctx, id)) throw httpError('NOT_FOUND', `${parent.name} ${id} does not exist`);
     const used = new Set<string>();
     const page = await service.list(ctx, request.query as never, used, { [list.by]: id });
     if (used.size) reply.header('content-language', [...used].join(', '));

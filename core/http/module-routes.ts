@@ -6,7 +6,7 @@ import { ManifestError } from '../manifest/errors.ts';
 import type { CustomRoute } from '../manifest/schema.ts';
 import { camel } from '../model/entity-model.ts';
 import { bodySchema, listSchema, outputSchema } from './entity-schemas.ts';
-import { registerCrudRoutes } from './crud-routes.ts';
+import { crudContext, registerCrudRoutes } from './crud-routes.ts';
 import { problemResponses } from './problem.ts';
 
 /** The $id-named schemas of every entity a module exposes through CRUD. */
@@ -52,6 +52,6 @@ function registerCustomRoute(app: FastifyInstance, kernel: Kernel, module: Loade
       ...(schema.body ? { body: schema.body } : {}),
       response: { ...(schema.response ?? {}), ...problemResponses([400, 401, 403, 404, 409, 422, 429, 500, 503]) },
     },
-    handler: (request, reply) => handler(request, reply, kernel),
+    handler: (request, reply) => handler(kernel.services.contextOf(crudContext(request, kernel)), request, reply),
   });
 }

@@ -1,85 +1,80 @@
 // Which roles a user holds and which companies they belong to: read by anyone
-// who may read the user, replaced as a whole by administrators (the routes are
-// admin: true). Roles and companies reach a user's token at their next login
-// or refresh; the tenant always keeps an active administrator.
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { LockMode, type EntityManager } from '@mikro-orm/core';
-import type { Kernel } from '../../core/kernel.ts';
-import { crudContext, httpError, pick, rolesChanged } from '../../core/plugin-api.ts';
-import { entity, serviceOf } from './services.ts';
+// who may read the user (they are part of the user, so the links and names are
+// read with system access once the user is), replaced as a whole by
+// administrators (the routes are admin: true). Roles and companies reach a
+// user's token at their next login or refresh; the tenant always keeps an
+// active administrator.
+import { pick, validationError, type ModuleContext, type PluginHandler, type Row } from '../../core/plugin-api.ts';
 import { assertAdminLeft } from './admin-guard.ts';
 
-type Row = Record<string, any>;
 const MAX = 1000;
 const page = <T>(items: T[]) => ({ items, page: 1, size: MAX, total: items.length });
+const idOf = (request: { params: unknown }) => (request.params as { id: string }).id;
 
-/** The user (404 unless the caller may read them) and the request's context. */
-async function target(request: FastifyRequest, kernel: Kernel) {
-  const ctx = crudContext(request, kernel);
-  const user = await serviceOf(kernel, 'User').read(ctx, (request.params as { id: string }).id);
-  return { ctx, user };
-}
-
-export async function rolesOf(em: EntityManager, kernel: Kernel, userId: string) {
-  const links = await em.find(entity(kernel, 'UserRole'), { userId }) as Row[];
-  const roles = links.length ? await em.find(entity(kernel, 'Role'), { id: { $in: links.map((l) => l.roleId) } }, { orderBy: { name: 'asc' } }) as Row[] : [];
+export async function rolesOf(ctx: ModuleContext, userId: string) {
+  const all = ctx.system();
+  const links = await all.data('UserRole').find({ userId }, { limit: MAX });
+  const roles = links.length ? await all.data('Role').find({ id: { $in: links.map((l) => l.roleId) } }, { orderBy: 'name', limit: MAX }) : [];
   return page(roles.map((r) => ({ id: r.id as string, name: r.name as string })));
 }
 
-async function companiesOf(em: EntityManager, kernel: Kernel, userId: string, prefs: string[]) {
-  const links = await em.find(entity(kernel, 'UserCompany'), { userId }) as Row[];
-  const companies = links.length ? await em.find(entity(kernel, 'Company'), { id: { $in: links.map((l) => l.companyId) } }, { orderBy: { code: 'asc' } }) as Row[] : [];
-  return page(companies.map((c) => ({ id: c.id as string, code: c.code as string, name: pick(c.name, prefs).text, isActive: c.isActive as boolean })));
+async function companiesOf(ctx: ModuleContext, userId: string) {
+  const all = ctx.system();
+  const links = await all.data('UserCompany').find({ userId }, { limit: MAX });
+  const companies = links.length ? await all.data('Company').find({ id: { $in: links.map((l) => l.companyId) } }, { orderBy: 'code', limit: MAX }) : [];
+  return page(companies.map((c) => ({ id: c.id as string, code: c.code as string, name: pick(c.name, ctx.crud.read.prefs).text, isActive: c.isActive as boolean })));
 }
 
-/** 400 naming each id that is no row of `name`. */
-async function requireRows(em: EntityManager, kernel: Kernel, name: string, field: string, ids: string[]): Promise<Row[]> {
-  const rows = ids.length ? await em.find(entity(kernel, name), { id: { $in: ids } }) as Row[] : [];
-  const found = new Set(rows.map((r) => r.id));
-  const errors = ids.flatMap((id, i) => (found.has(id) ? [] : [{ path: `/${field}/${i}`, message: `no ${name} with id ${id}` }]));
-  if (errors.length) throw httpError('VALIDATION_FAILED', errors.map((e) => `${e.path} ${e.message}`).join('; '), { errors });
-  return rows;
+/** 400 naming each id that is no row of `entity` the caller can read. */
+async function requireRows(ctx: ModuleContext, entity: string, field: string, ids: string[]): Promise<void> {
+  const found = new Set((ids.length ? await ctx.data(entity).find({ id: { $in: ids } }, { limit: ids.length }) : []).map((r) => r.id));
+  const errors = ids.flatMap((id, i) => (found.has(id) ? [] : [{ path: `/${field}/${i}`, message: `no ${entity} with id ${id}` }]));
+  if (errors.length) throw validationError(errors);
 }
 
-/** Replaces the link rows of `userId` in `link` by one per id. */
-async function replaceLinks(em: EntityManager, kernel: Kernel, link: string, key: string, userId: string, ids: string[]): Promise<void> {
-  await em.nativeDelete(entity(kernel, link), { userId });
-  for (const id of ids) em.create(entity(kernel, link), { userId, [key]: id } as never);
-  await em.flush();
+/**
+ * Replaces the `link` rows of a user by one per id, inside the caller's
+ * transaction. Link rows have no grants of their own: the admin-only route
+ * decided, so they are written with system access.
+ */
+async function replaceLinks(tx: ModuleContext, link: string, key: string, userId: string, ids: string[]): Promise<void> {
+  const links = tx.system().data(link);
+  const current = await links.find({ userId }, { limit: MAX });
+  const keep = new Set(ids);
+  for (const row of current as Row[]) if (!keep.has(row[key])) await links.remove(row.id);
+  const held = new Set(current.map((r) => r[key]));
+  for (const id of ids) if (!held.has(id)) await links.create({ userId, [key]: id });
 }
 
-export async function listUserRoles(request: FastifyRequest, _reply: FastifyReply, kernel: Kernel): Promise<unknown> {
-  const { ctx, user } = await target(request, kernel);
-  return rolesOf(ctx.em, kernel, user.id);
-}
+export const listUserRoles: PluginHandler = async (ctx, request) => {
+  const user = await ctx.data('User').read(idOf(request));
+  return rolesOf(ctx, user.id);
+};
 
-export async function setUserRoles(request: FastifyRequest, _reply: FastifyReply, kernel: Kernel): Promise<unknown> {
-  const { ctx, user } = await target(request, kernel);
+export const setUserRoles: PluginHandler = async (ctx, request) => {
   const { roleIds } = request.body as { roleIds: string[] };
-  const result = await ctx.em.transactional(async (em) => {
+  return ctx.transaction(async (tx) => {
     // the user's row first, as every user write locks it: role changes of one user go in turn
-    const locked = await em.findOne(entity(kernel, 'User'), { id: user.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
-    if (!locked) throw httpError('NOT_FOUND', `User ${user.id} does not exist`);
-    await requireRows(em, kernel, 'Role', 'roleIds', roleIds);
-    await replaceLinks(em, kernel, 'UserRole', 'roleId', user.id, roleIds);
-    await assertAdminLeft(em, kernel, request.tenant!.schema);
-    return rolesOf(em, kernel, user.id);
+    const user = await tx.data('User').lock(idOf(request));
+    await requireRows(tx, 'Role', 'roleIds', roleIds);
+    await replaceLinks(tx, 'UserRole', 'roleId', user.id, roleIds);
+    await assertAdminLeft(tx);
+    await tx.rolesChanged();
+    return rolesOf(tx, user.id);
   });
-  await rolesChanged(request);
-  return result;
-}
+};
 
-export async function listUserCompanies(request: FastifyRequest, _reply: FastifyReply, kernel: Kernel): Promise<unknown> {
-  const { ctx, user } = await target(request, kernel);
-  return companiesOf(ctx.em, kernel, user.id, ctx.read.prefs);
-}
+export const listUserCompanies: PluginHandler = async (ctx, request) => {
+  const user = await ctx.data('User').read(idOf(request));
+  return companiesOf(ctx, user.id);
+};
 
-export async function setUserCompanies(request: FastifyRequest, _reply: FastifyReply, kernel: Kernel): Promise<unknown> {
-  const { ctx, user } = await target(request, kernel);
+export const setUserCompanies: PluginHandler = async (ctx, request) => {
   const { companyIds } = request.body as { companyIds: string[] };
-  return ctx.em.transactional(async (em) => {
-    await requireRows(em, kernel, 'Company', 'companyIds', companyIds);
-    await replaceLinks(em, kernel, 'UserCompany', 'companyId', user.id, companyIds);
-    return companiesOf(em, kernel, user.id, ctx.read.prefs);
+  return ctx.transaction(async (tx) => {
+    const user = await tx.data('User').lock(idOf(request));
+    await requireRows(tx, 'Company', 'companyIds', companyIds);
+    await replaceLinks(tx, 'UserCompany', 'companyId', user.id, companyIds);
+    return companiesOf(tx, user.id);
   });
-}
+};

@@ -1,21 +1,16 @@
-// Rules around the generated Role and User writes.
+// Rules around every Role and User write (generated routes and module code).
 //   Roles hold only permission codes the loaded modules declare; the built-in
 //   roles keep their names and are never deleted; "admin" holds every code by
-//   definition, so its list is not edited. Any role write drops the tenant's
-//   compiled abilities.
+//   definition, so its list is not edited. Any committed role write drops the
+//   tenant's compiled abilities in every process.
 //   Users: e-mail addresses are stored lower-case (login compares them so); an
-//   administrator cannot deactivate or delete themselves; a deactivated or
-//   deleted user's sessions end at once (refresh and access tokens); nobody
-//   changes a user holding rights they lack (escalation.ts); inside the
-//   write's transaction, a deactivation or deletion keeps the tenant an
-//   active administrator (admin-guard.ts).
-import type { EntityHooks } from '../../core/plugin-api.ts';
-import { ADMIN_ROLE, httpError, revokeUserSessions, rolesChanged } from '../../core/plugin-api.ts';
-import { entity } from './services.ts';
+//   administrator cannot deactivate or delete themselves; nobody changes a user
+//   holding rights they lack (escalation.ts); a deactivation or deletion keeps
+//   the tenant an active administrator (admin-guard.ts, inside the write's
+//   transaction) and, once committed, ends the user's sessions.
+import { ADMIN_ROLE, httpError, validationError, type EntityHooks } from '../../core/plugin-api.ts';
 import { assertAdminLeft } from './admin-guard.ts';
 import { assertMayChange } from './escalation.ts';
-
-type Row = Record<string, any>;
 
 function permissionErrors(value: unknown, known: (code: string) => boolean) {
   if (value === null || value === undefined) return [];
@@ -28,35 +23,32 @@ function permissionErrors(value: unknown, known: (code: string) => boolean) {
 }
 
 export const roleHooks: EntityHooks = {
-  async beforeWrite(request, { op, id, body }, kernel) {
-    const errors = permissionErrors(body?.permissions, (c) => kernel.permissions.has(c));
-    if (errors.length) throw httpError('VALIDATION_FAILED', errors.map((e) => `${e.path} ${e.message}`).join('; '), { errors });
-    if (op === 'create') return;
-    const role = await request.em!.findOne(entity(kernel, 'Role'), { id: id! }) as Row | null;
-    if (!role?.builtIn) return; // an unknown id is the generic route's 404
-    if (op === 'delete') throw httpError('CONFLICT', `the built-in role "${role.name}" cannot be deleted`);
-    if (body?.name !== undefined && body.name !== role.name) throw httpError('CONFLICT', `the built-in role "${role.name}" cannot be renamed`);
-    if (role.name === ADMIN_ROLE && body?.permissions !== undefined && JSON.stringify(body.permissions) !== JSON.stringify(role.permissions)) {
+  async beforeWrite(ctx, { op, input, before }) {
+    const errors = permissionErrors(input?.permissions, (c) => ctx.isKnownCode(c));
+    if (errors.length) throw validationError(errors);
+    if (!before?.builtIn) return;
+    if (op === 'delete') throw httpError('CONFLICT', `the built-in role "${before.name}" cannot be deleted`);
+    if (input?.name !== undefined && input.name !== before.name) throw httpError('CONFLICT', `the built-in role "${before.name}" cannot be renamed`);
+    if (before.name === ADMIN_ROLE && input?.permissions !== undefined && JSON.stringify(input.permissions) !== JSON.stringify(before.permissions)) {
       throw httpError('CONFLICT', `the built-in role "${ADMIN_ROLE}" holds every permission; its list cannot be edited`);
     }
   },
-  async afterWrite(request) {
-    await rolesChanged(request);
+  async afterCommit(ctx) {
+    await ctx.rolesChanged();
   },
 };
 
 export const userHooks: EntityHooks = {
-  async beforeWrite(request, { op, id, body }, kernel) {
-    const self = id === request.caller!.sub;
-    if (self && (op === 'delete' || body?.isActive === false)) throw httpError('CONFLICT', 'you cannot deactivate or delete yourself');
-    if (op !== 'create') await assertMayChange(request, kernel, id!);
-    if (typeof body?.email === 'string') return { ...body, email: body.email.trim().toLowerCase() };
+  async beforeWrite(ctx, { op, id, input }) {
+    if (id !== undefined && id === ctx.userId && (op === 'delete' || input?.isActive === false)) throw httpError('CONFLICT', 'you cannot deactivate or delete yourself');
+    if (op !== 'create') await assertMayChange(ctx, id!);
+    if (typeof input?.email === 'string') return { ...input, email: input.email.trim().toLowerCase() };
   },
-  async inTransaction(request, { em, before, after }, kernel) {
-    if (before?.isActive === true && after?.isActive !== true) await assertAdminLeft(em, kernel, request.tenant!.schema);
+  async afterWrite(tx, { before, after }) {
+    if (before?.isActive === true && after?.isActive !== true) await assertAdminLeft(tx);
   },
-  async afterWrite(request, { op, id, body }) {
+  async afterCommit(ctx, { op, id, before, after }) {
     // refresh and access tokens, in every process
-    if (op === 'delete' || body?.isActive === false) await revokeUserSessions(request, id);
+    if (op === 'delete' || (before?.isActive === true && after?.isActive === false)) await ctx.revokeUserSessions(id);
   },
 };

@@ -1,45 +1,38 @@
 // POST /api/users (a user with a password) and PUT /api/users/:id/password.
 // The password is hashed (scrypt) into the internal passwordHash field; no
-// response ever carries either.
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { subject } from '@casl/ability';
-import type { Kernel } from '../../core/kernel.ts';
-import { crudContext, etag, hashPassword, httpError, revokeUserSessions } from '../../core/plugin-api.ts';
-import { entity, serviceOf } from './services.ts';
+// response ever carries either. Both writes go through the User entity's
+// scoped data access, so its hooks (escalation, e-mail case), the version
+// and the audit trail apply as on the generated routes.
+import { etag, hashPassword, type PluginHandler } from '../../core/plugin-api.ts';
 import { assertMayChange } from './escalation.ts';
 
 interface NewUser { email: string; name: string; password: string; primaryCompanyId?: string | null; [field: string]: unknown }
 
-export async function createUser(request: FastifyRequest, reply: FastifyReply, kernel: Kernel): Promise<unknown> {
+export const createUser: PluginHandler = async (ctx, request, reply) => {
   const { password, ...fields } = request.body as NewUser;
-  const service = serviceOf(kernel, 'User');
-  const ctx = crudContext(request, kernel);
   const passwordHash = await hashPassword(password);
-  const row = await ctx.em.transactional(async (em) => {
-    const created = await service.create({ ...ctx, em }, { ...fields, email: fields.email.trim().toLowerCase() }, { passwordHash });
-    // a primary company the user did not belong to would be ignored at login
-    if (fields.primaryCompanyId) em.create(entity(kernel, 'UserCompany'), { userId: created.id, companyId: fields.primaryCompanyId } as never);
-    await em.flush();
+  const users = ctx.data('User');
+  const row = await ctx.transaction(async (tx) => {
+    const created = await tx.data('User').create(fields, { internal: { passwordHash } });
+    // a primary company the user did not belong to would be ignored at login: membership comes with it
+    if (fields.primaryCompanyId) await tx.system().data('UserCompany').create({ userId: created.id, companyId: fields.primaryCompanyId });
     return created;
   });
   reply.header('location', `/api/users/${row.id}`).header('etag', etag(row.version));
-  return reply.code(201).send(service.toDto(row, ctx.read));
-}
+  return reply.code(201).send(users.toDto(row));
+};
 
-export async function setUserPassword(request: FastifyRequest, reply: FastifyReply, kernel: Kernel): Promise<unknown> {
+export const setUserPassword: PluginHandler = async (ctx, request, reply) => {
   const { id } = request.params as { id: string };
   const { password } = request.body as { password: string };
-  const ctx = crudContext(request, kernel);
-  const user = await serviceOf(kernel, 'User').read(ctx, id);
-  if (!ctx.ability.can('update', subject('User', { ...user }))) throw httpError('FORBIDDEN', 'not allowed to update this User');
-  await assertMayChange(request, kernel, id);
+  await ctx.data('User').read(id); // 404 before the costly hash
+  await assertMayChange(ctx, id);
   const passwordHash = await hashPassword(password);
-  await ctx.em.transactional(async (em) => {
-    await em.nativeUpdate(entity(kernel, 'User'), { id }, { passwordHash } as never);
-    // whoever held the old password loses their sessions
-    await em.nativeUpdate(entity(kernel, 'RefreshToken'), { userId: id, revokedAt: null }, { revokedAt: new Date() } as never);
+  await ctx.transaction(async (tx) => {
+    // a new version and an audit record, refused unless the caller may update this user
+    await tx.data('User').update(id, {}, { set: { passwordHash }, auditAction: 'set-password' });
+    // whoever held the old password loses their sessions: refresh tokens in this transaction, access tokens in every process
+    await tx.revokeUserSessions(id);
   });
-  // once committed: every access token so far, in every process, and a refresh token a racing refresh stored
-  await revokeUserSessions(request, id);
   return reply.code(204).send();
-}
+};

@@ -1,23 +1,16 @@
 // An activity belongs to something: a customer, a lead or an opportunity (the
 // manifest can say "optional" per field, not "at least one of three").
-import type { EntityHooks } from '../../core/plugin-api.ts';
-import { httpError } from '../../core/plugin-api.ts';
+import { validationError, type EntityHooks } from '../../core/plugin-api.ts';
 
 const LINKS = ['customerId', 'leadId', 'opportunityId'];
 
 export const activityHooks: EntityHooks = {
-  async beforeWrite(request, { op, id, body }, kernel) {
-    if (op === 'delete' || !body) return;
-    let merged = body;
-    if (op === 'update') {
-      // an unknown id is the generic route's 404
-      const row = await request.em!.findOne(kernel.model('Activity').schema, { id: id!, companyId: request.companyId } as never) as Record<string, unknown> | null;
-      if (!row) return;
-      merged = { ...Object.fromEntries(LINKS.map((f) => [f, row[f]])), ...body };
-    }
+  async beforeWrite(_ctx, { op, input, before }) {
+    if (op === 'delete' || !input) return;
+    // a PATCH keeps the links it does not name
+    const merged = op === 'update' && before ? { ...Object.fromEntries(LINKS.map((f) => [f, before[f]])), ...input } : input;
     if (LINKS.every((f) => merged[f] === null || merged[f] === undefined)) {
-      const errors = LINKS.map((f) => ({ path: `/${f}`, message: 'an activity needs a customer, a lead or an opportunity' }));
-      throw httpError('VALIDATION_FAILED', 'an activity needs a customer, a lead or an opportunity', { errors });
+      throw validationError(LINKS.map((f) => ({ path: `/${f}`, message: 'an activity needs a customer, a lead or an opportunity' })));
     }
   },
 };

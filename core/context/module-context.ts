@@ -1,0 +1,146 @@
+// What module code works with: the caller's scoped data access per entity, in
+// one tenant and company, with transactions, after-commit callbacks and the
+// few kernel capabilities modules need. Handlers and hooks receive one; a
+// request gets one from the kernel's request pipeline, jobs and scripts from
+// kernel.contextFor(). It holds no Kernel, no unscoped EntityManager and no
+// secret: every read and write goes through CrudService and so through the
+// scope compiler. `system()` is the one, greppable, escape hatch.
+import type { CrudContext, ListQuery, Page, WriteOptions, Bound } from '../crud/crud-service.ts';
+import type { CrudService } from '../crud/crud-service.ts';
+import type { Dto, Row } from '../crud/row-mapper.ts';
+import type { Ability } from '../access/abilities.ts';
+import { httpError } from '../errors.ts';
+import type { Condition } from '../data/scope.ts';
+import { run } from '../data/sql.ts';
+import { SYSTEM, type Principal } from '../access/principal.ts';
+import { inTransaction } from '../crud/crud-service.ts';
+
+export type { Principal };
+
+/** Kernel capabilities a context uses, given by the kernel (the context layer imports no Kernel). */
+export interface ContextServices {
+  service(entity: string): CrudService;
+  /** every permission code; what the system principal may do */
+  systemAbility: Ability;
+  /** permission codes a role set holds in a tenant */
+  codesOf(tenantId: string, roles: string[]): Promise<string[]>;
+  isKnownCode(code: string): boolean;
+  /** ends every session of a user (refresh tokens, then access tokens in every process) */
+  revokeUserSessions(ctx: CrudContext, tenantId: string, userId: string): Promise<void>;
+  /** after a committed role or role-holder change: every process drops cached role codes */
+  rolesChanged(tenantId: string): Promise<void>;
+}
+
+/** Scoped data access to one entity. */
+export interface EntityData {
+  list(query?: ListQuery, within?: Bound): Promise<Page>;
+  /** rows meeting `where` (grant-condition syntax) within the caller's scope, at most `limit` */
+  find(where?: Condition, opts?: { limit?: number; orderBy?: string }): Promise<Row[]>;
+  count(where?: Condition): Promise<number>;
+  /** 404 unless the caller can read it */
+  read(id: string): Promise<Row>;
+  /** read, and locked until the transaction ends (call inside ctx.transaction) */
+  lock(id: string): Promise<Row>;
+  create(input: Record<string, unknown>, opts?: WriteOptions & { internal?: Row }): Promise<Row>;
+  update(id: string, input: Record<string, unknown>, opts?: WriteOptions & { ifMatch?: string; replace?: boolean }): Promise<Row>;
+  remove(id: string, opts?: { ifMatch?: string }): Promise<void>;
+  /** the API shape of a row, in the context's languages */
+  toDto(row: Row): Dto;
+}
+
+export class ModuleContext {
+  /** the data layer's view of this context: for the kernel, not for modules */
+  readonly crud: CrudContext;
+  #services: ContextServices;
+
+  constructor(services: ContextServices, crud: CrudContext) {
+    this.#services = services;
+    this.crud = crud;
+  }
+
+  get tenantId(): string { return this.crud.tenantId; }
+  get principal(): Principal { return this.crud.principal; }
+  get companyId(): string | null { return this.crud.companyId; }
+  /** the acting user's id; null for clients and the system */
+  get userId(): string | null { return this.principal.kind === 'user' ? this.principal.id : null; }
+
+  /** Whether the principal may `action` on `subject` at all (row conditions apply per statement). */
+  can(action: string, subject: string): boolean { return this.crud.ability.can(action, subject); }
+
+  data(entity: string): EntityData {
+    const service = this.#services.service(entity);
+    const ctx = this.crud;
+    return {
+      list: (query = {}, within) => service.list(ctx, query, undefined, within),
+      find: (where = {}, opts) => service.find(ctx, where, opts),
+      count: (where = {}) => service.count(ctx, where),
+      read: (id) => service.read(ctx, id),
+      lock: (id) => {
+        if (!ctx.tx) throw new Error('lock() needs a transaction: call it inside ctx.transaction()');
+        return service.lock(ctx, id);
+      },
+      create: (input, opts = {}) => service.create(ctx, input, opts.internal ?? {}, {}, opts),
+      update: (id, input, opts = {}) => service.update(ctx, id, input, { replace: false, ...opts }),
+      remove: (id, opts = {}) => service.remove(ctx, id, opts.ifMatch),
+      toDto: (row) => service.toDto(row, ctx.read),
+    };
+  }
+
+  /**
+   * Runs `fn` in one transaction: everything done through the context it
+   * receives commits or rolls back together. Inside a transaction already,
+   * `fn` joins it.
+   */
+  async transaction<T>(fn: (tx: ModuleContext) => Promise<T>): Promise<T> {
+    return inTransaction(this.crud, (crud) => fn(crud === this.crud ? this : new ModuleContext(this.#services, crud)));
+  }
+
+  /** Runs `fn` once the current transaction commits (at once outside one); not if it rolls back. */
+  afterCommit(fn: () => Promise<void>): Promise<void> | void {
+    if (this.crud.tx) this.crud.tx.afterCommit.push(fn);
+    else return fn();
+  }
+
+  /**
+   * Holds a lock named `key` in this tenant until the transaction ends, so
+   * checks that span rows (the last administrator) run one after another.
+   */
+  async serialize(key: string): Promise<void> {
+    if (!this.crud.tx) throw new Error('serialize() needs a transaction: call it inside ctx.transaction()');
+    await run(this.crud.em, 'select pg_advisory_xact_lock(hashtext($1))', [`plinth:${key}:${this.crud.schema}`]);
+  }
+
+  /** Permission codes a set of roles holds in this tenant. */
+  codesOf(roles: string[]): Promise<string[]> { return this.#services.codesOf(this.tenantId, roles); }
+
+  isKnownCode(code: string): boolean { return this.#services.isKnownCode(code); }
+
+  /**
+   * Ends every session of a user of this tenant: refresh tokens in the
+   * current transaction (so they die with the change that ends them), access
+   * tokens in every process at once.
+   */
+  revokeUserSessions(userId: string): Promise<void> {
+    return this.#services.revokeUserSessions(this.crud, this.tenantId, userId);
+  }
+
+  /** Every process drops its cached role codes of this tenant, once the transaction commits. */
+  rolesChanged(): Promise<void> | void {
+    return this.afterCommit(() => this.#services.rolesChanged(this.tenantId));
+  }
+
+  /**
+   * ESCAPE HATCH: the same tenant, company and transaction with every
+   * permission and no grant condition. For rules that must see rows the
+   * caller cannot (counting a tenant's administrators); never for serving
+   * the caller rows they could not read themselves.
+   */
+  system(): ModuleContext {
+    return new ModuleContext(this.#services, { ...this.crud, principal: SYSTEM, ability: this.#services.systemAbility });
+  }
+}
+
+/** 400 VALIDATION_FAILED naming each field error. */
+export function validationError(errors: { path: string; message: string }[]) {
+  return httpError('VALIDATION_FAILED', errors.map((e) => `${e.path} ${e.message}`).join('; '), { errors });
+}

@@ -1,0 +1,69 @@
+// The kernel's data services: one CrudService per entity, each with the write
+// hooks every module declares for it (a module may hook another module's
+// entities), adapted so hooks receive a ModuleContext.
+import { createMongoAbility } from '@casl/ability';
+import type { EntityModel } from '../model/entity-model.ts';
+import type { SecretBox } from '../secrets.ts';
+import type { Ability } from '../access/abilities.ts';
+import { CrudService, type CrudContext, type WriteHooks, type WriteEvent } from '../crud/crud-service.ts';
+import { ModuleContext, type ContextServices } from './module-context.ts';
+import type { EntityHooks } from './hooks.ts';
+
+export interface ServiceDeps {
+  models: Map<string, EntityModel>;
+  secrets: SecretBox;
+  /** hooks by entity name, in module load order */
+  hooks: Map<string, EntityHooks[]>;
+  codesOf(tenantId: string, roles: string[]): Promise<string[]>;
+  isKnownCode(code: string): boolean;
+  revokeUserSessions(ctx: CrudContext, tenantId: string, userId: string): Promise<void>;
+  rolesChanged(tenantId: string): Promise<void>;
+}
+
+export class KernelServices implements ContextServices {
+  readonly systemAbility: Ability = createMongoAbility([{ action: 'manage', subject: 'all' }]);
+  #deps: ServiceDeps;
+  #services = new Map<string, CrudService>();
+
+  constructor(deps: ServiceDeps) { this.#deps = deps; }
+
+  service(entity: string): CrudService {
+    let service = this.#services.get(entity);
+    if (!service) {
+      const model = this.#deps.models.get(entity);
+      if (!model) throw new Error(`no module declares entity "${entity}"`);
+      service = new CrudService(model, this.#deps.models, this.#deps.secrets, this.#writeHooks(this.#deps.hooks.get(entity) ?? []));
+      this.#services.set(entity, service);
+    }
+    return service;
+  }
+
+  /** The module context of a data-layer context. */
+  contextOf(crud: CrudContext): ModuleContext { return new ModuleContext(this, crud); }
+
+  codesOf(tenantId: string, roles: string[]): Promise<string[]> { return this.#deps.codesOf(tenantId, roles); }
+  isKnownCode(code: string): boolean { return this.#deps.isKnownCode(code); }
+  revokeUserSessions(ctx: CrudContext, tenantId: string, userId: string): Promise<void> { return this.#deps.revokeUserSessions(ctx, tenantId, userId); }
+  rolesChanged(tenantId: string): Promise<void> { return this.#deps.rolesChanged(tenantId); }
+
+  /** Module hooks (ModuleContext) as the data layer runs them (CrudContext), in declaration order. */
+  #writeHooks(list: EntityHooks[]): WriteHooks | undefined {
+    if (!list.length) return undefined;
+    const before = list.filter((h) => h.beforeWrite);
+    const after = list.filter((h) => h.afterWrite);
+    const committed = list.filter((h) => h.afterCommit);
+    return {
+      beforeWrite: before.length ? async (crud, event) => {
+        let input = event.input;
+        for (const h of before) input = (await h.beforeWrite!(this.contextOf(crud), { ...event, input })) ?? input;
+        return input;
+      } : undefined,
+      afterWrite: after.length ? async (crud, event) => {
+        for (const h of after) await h.afterWrite!(this.contextOf(crud), event);
+      } : undefined,
+      afterCommit: committed.length ? async (crud, event: WriteEvent) => {
+        for (const h of committed) await h.afterCommit!(this.contextOf(crud), event);
+      } : undefined,
+    };
+  }
+}
