@@ -60,6 +60,7 @@ t.test('the shipped modules on a real schema', async (t) => {
     .map((r) => [r.tablename, r.indexdef.replace(/^.* USING btree /, '')]);
   const on = (table: string) => defs.filter(([tb]) => tb === table).map(([, d]) => d).sort();
 
+  t.ok(on('catalog_products').includes('(company_id, created_at DESC, id)'), `products: newest first per company (${on('catalog_products').join(' ')})`);
   t.notOk(on('catalog_categories').some((d) => d.includes('name')), 'categories sort by their translated name: no index');
   t.ok(on('crm_quote_lines').includes('(company_id, quote_id, "position", id)'), 'quote lines, listed per quote');
   t.same(await pendingStatements(orm, schema), [], 'a second diff finds nothing to change (the index is read back as declared)');
