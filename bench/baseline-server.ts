@@ -11,6 +11,11 @@
 // BASELINE_LANGUAGE (the tenant default language, "en"). The company comes from
 // X-Company-Id, the schema is baked into the templates. Write templates fit
 // bodies with the same keys as the captured request; others get 400.
+//
+// BASELINE_LIST=idiomatic (scenario default-list) with BASELINE_TABLE ("schema"."table"):
+// GET /api/products without search sends no replayed statement but the SQL an
+// experienced engineer writes by hand for that page (IDIOMATIC below). A replay
+// cannot see slow SQL: it is as slow as Plinth's; this baseline can.
 import { readFileSync } from 'node:fs';
 import Fastify, { type FastifyReply } from 'fastify';
 import pg, { type PoolClient, type QueryResult } from './pg.ts';
@@ -154,10 +159,32 @@ app.get('/api/products/:id', { schema: { response: { 200: { $ref: 'Product#' } }
   return one(reply, rows[0]);
 });
 
+/**
+ * The hand-written list page: the columns Plinth answers with (timestamps come back as Date, serialised
+ * as ISO text as Plinth writes them), the same company filter, newest first by the primary key (UUIDv7
+ * ids grow with creation time), so PostgreSQL reads the page off an index that exists whatever Plinth
+ * declares; and the total the { items, page, size, total } contract needs, counted alongside.
+ */
+const IDIOMATIC = env.BASELINE_LIST === 'idiomatic' ? (() => {
+  const table = env.BASELINE_TABLE;
+  if (!table || !/^"[a-z0-9_]+"\."[a-z0-9_]+"$/.test(table)) throw new Error('BASELINE_LIST=idiomatic needs BASELINE_TABLE as "schema"."table"');
+  return {
+    page: `select id, company_id, sku, name, description, price, currency, unit, stock, category_id, is_active, available_from,
+      discontinued_at, attributes, created_at, updated_at, version from ${table} where company_id = $1 order by id desc limit $2`,
+    total: `select count(*)::int as total from ${table} where company_id = $1`,
+  };
+})() : null;
+
 app.get('/api/products', { schema: { response: { 200: List } } }, async (request, reply) => {
   const q = request.query as { size?: string; search?: string };
   const size = q.size === undefined ? 50 : Number(q.size);
   if (!Number.isInteger(size) || size < 1 || size > 1000) throw new HttpError(400, 'size must be 1..1000');
+  if (IDIOMATIC && !q.search) {
+    const company = companyOf(request.headers);
+    const [page, count] = await Promise.all([pool.query(IDIOMATIC.page, [company, size]), pool.query(IDIOMATIC.total, [company])]);
+    if (page.rows.length) reply.header('content-language', LANG);
+    return { items: page.rows.map(dto), page: 1, size, total: count.rows[0].total };
+  }
   const vars: Vars = { companyId: companyOf(request.headers), limit: size };
   const stmts = q.search ? S.search : S.list;
   if (q.search) vars.pattern = `%${q.search.replace(/[\\%_]/g, '\\$&')}%`;

@@ -1,5 +1,6 @@
 // npm run bench [-- options]: Plinth against a bare Fastify + pg baseline (issue 6).
-//   --duration 10 --connections 50 --warmup 3 --pool 10 --scenarios by-id,list,search,create,update
+//   --duration 10 --connections 50 --warmup 3 --pool 10 --scenarios by-id,list,default-list,search,create,update
+//                      (default-list: Plinth against hand-written SQL for the same page, not its own SQL replayed)
 //   --quick            short smoke run (3 s, 1 s warm-up, one cold start each)
 //   --repeat 1         baseline/Plinth pairs per scenario, single/spread pairs in scale mode (order
 //                      alternates; median ratio): for noisy machines
@@ -89,8 +90,10 @@ const startPlinth = async (nodeArgs: string[] = []) => {
   return startServer('plinth', [...nodeArgs, 'scripts/start.ts'], plinthEnv(await freePort()));
 };
 const sqlFile = join(LOG_DIR, `baseline-sql-${tag}.json`);
-const startBaseline = async () => startServer('baseline', ['bench/baseline-server.ts'], {
+/** Replays Plinth's captured SQL, or (idiomatic) answers the product list with hand-written SQL on `table`. */
+const startBaseline = async (mode: Scenario['baseline'] = 'replay', table = '') => startServer('baseline', ['bench/baseline-server.ts'], {
   ...base, DATABASE_URL, PORT: String(await freePort()), DB_POOL_SIZE: String(opts.pool), BASELINE_SQL: sqlFile, BASELINE_LANGUAGE: 'en',
+  ...(mode === 'idiomatic' ? { BASELINE_LIST: 'idiomatic', BASELINE_TABLE: table } : {}),
 });
 
 /** Fewer requests than this in a measured run: its req/s and p99 say too little to compare. */
@@ -128,7 +131,25 @@ async function sample(server: Server, p: Probe, t: BenchTenant): Promise<Sample>
   return { status: res.status, body: await res.text(), headers: { 'content-type': h('content-type'), 'content-language': h('content-language'), etag: h('etag') } };
 }
 
+/** Idiomatic scenarios: the same status, headers and envelope, items of the same number and shape (not the same rows). */
+function assertSameShape(s: Scenario, b: Sample, p: Sample): void {
+  const shape = (x: Sample) => {
+    const body = JSON.parse(x.body) as { items: Record<string, unknown>[]; [k: string]: unknown };
+    // per field, the JSON types its values take over the page: a column read wrongly shows as null or as another type
+    const kinds: Record<string, Set<string>> = {};
+    for (const item of body.items) for (const [k, v] of Object.entries(item)) (kinds[k] ??= new Set()).add(v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
+    return JSON.stringify({
+      status: x.status, headers: x.headers, envelope: { ...body, items: body.items.length },
+      keys: [...new Set(body.items.map((i) => Object.keys(i).join(',')))],
+      kinds: Object.entries(kinds).map(([k, set]) => `${k}:${[...set].sort().join('|')}`),
+    });
+  };
+  const [x, y] = [shape(b), shape(p)];
+  if (x !== y) throw new Error(`${s.label}: the idiomatic baseline's answer differs from Plinth's in shape\n  baseline: ${x}\n  Plinth:   ${y}`);
+}
+
 function assertSame(s: Scenario, b: Sample, p: Sample): void {
+  if (s.baseline === 'idiomatic') return assertSameShape(s, b, p);
   const mask = (x: Sample) => {
     let body = x.body;
     for (const re of s.volatile ?? []) body = body.replace(re, (m) => m.replace(/:.*/, ':*'));
@@ -175,39 +196,49 @@ try {
   log(`tenant ${bench.id}: ${bench.productIds.length + 1} products, caller ${bench.roles.join(',')} (${Math.round(performance.now() - t0)} ms)`);
 
   if (scenarios.length) {
+    const idiomatic = new Set(scenarios.filter((s) => s.baseline === 'idiomatic').map((s) => s.name));
+    const productTable = `"${bench.schema}"."${kernel.model('Product').table}"`;
     // 1. Plinth's SQL for each probe, as templates for the baseline
     const capture = await captureSql(kernel, bench, scenarios, tag);
     await removeWrites(kernel, bench);
     mkdirSync(LOG_DIR, { recursive: true });
     writeFileSync(sqlFile, JSON.stringify(capture.templates));
-    const same = `Both servers send PostgreSQL the same statements: Plinth's captured text, and for parameterised ones the same values (${describeTemplates(capture.templates)}), `
-      + 'through pg query(text, values) (unnamed statement) or query(text) (inlined writes); checked by round trip at capture.';
+    const replayed = Object.fromEntries(Object.entries(capture.templates).filter(([name]) => !idiomatic.has(name)));
+    const own = Object.keys(capture.templates).filter((name) => idiomatic.has(name));
+    const same = (Object.keys(replayed).length ? `Both servers send PostgreSQL the same statements: Plinth's captured text, and for parameterised ones the same values (${describeTemplates(replayed)}), `
+      + 'through pg query(text, values) (unnamed statement) or query(text) (inlined writes); checked by round trip at capture.' : '')
+      + (own.length ? `${Object.keys(replayed).length ? ' ' : ''}Against the idiomatic baseline (${own.join(', ')}) the baseline sends hand-written SQL instead (bench/baseline-server.ts, IDIOMATIC; `
+      + 'Plinth\'s own statements are in sql.templates), and the answers agree in status, headers, envelope and item shape, not in rows.' : '');
     results.sql = { templates: capture.templates, otherStatements: capture.other, sameStatements: same };
     for (const [name, other] of Object.entries(capture.other)) if (other.length) log(`note: a warm ${name} request also ran ${other.length} statement(s) outside the tenant tables: ${other.join(' | ')}`);
     log(`captured Plinth's SQL (statements, of which with bind parameters): ${describeTemplates(capture.templates)}`);
     log(same);
 
-    // 2. same answers from both, before measuring anything
+    // 2. same answers from both, before measuring anything (one baseline process per kind of baseline)
     const samples = new Map<string, Sample>();
-    let server = await startBaseline();
-    for (const s of scenarios) samples.set(s.name, await sample(server, s.probe(bench, `${tag}-b`), bench));
-    await server.stop();
+    for (const mode of ['replay', 'idiomatic'] as const) {
+      const of = scenarios.filter((s) => (s.baseline ?? 'replay') === mode);
+      if (!of.length) continue;
+      const server = await startBaseline(mode, productTable);
+      for (const s of of) samples.set(s.name, await sample(server, s.probe(bench, `${tag}-b`), bench));
+      await server.stop();
+    }
     await removeWrites(kernel, bench);
-    server = await startPlinth();
+    const server = await startPlinth();
     try {
       for (const s of scenarios) assertSame(s, samples.get(s.name)!, await sample(server, s.probe(bench, `${tag}-p`), bench));
     } finally {
       await server.stop();
       await removeWrites(kernel, bench);
     }
-    log('responses of the baseline and Plinth are identical');
+    log(idiomatic.size ? 'responses of the baseline and Plinth are identical (idiomatic scenarios: alike in shape)' : 'responses of the baseline and Plinth are identical');
 
     // 3. each scenario: baseline and Plinth in turn, each in a fresh process; with --repeat the
     //    pairs alternate their order and the ratio is the median of the pairs' ratios
     for (const s of scenarios) {
       let n = 0;
       const run = async (name: 'baseline' | 'plinth') => {
-        const srv = name === 'baseline' ? await startBaseline() : await startPlinth();
+        const srv = name === 'baseline' ? await startBaseline(s.baseline, productTable) : await startPlinth();
         try {
           return await measure(srv, s.load(bench, `${tag}-${name[0]}${++n}`));
         } finally {

@@ -64,7 +64,7 @@ export const EntitySchema = Type.Object({
   fields: Type.Record(Type.String(), FieldSchema, { description: 'fields by camelCase name' }),
   unique: Type.Optional(Type.Array(Type.Array(FieldName, { minItems: 2 }), { description: 'composite unique keys' })),
   listColumns: Type.Optional(Type.Array(FieldName, { description: 'console hint: columns of the list page' })),
-  defaultSort: Type.Optional(Type.String({ description: 'sort applied when a list asks for none, e.g. "name,-createdAt"' })),
+  defaultSort: Type.Optional(Type.String({ description: 'sort applied when a list asks for none, e.g. "name,-createdAt" (default "-createdAt": newest first); ties are ordered by id. An index serves it (company, then these columns) unless it names a translatable field, whose order depends on the reader\'s language and sorts every row' })),
   transitions: Type.Optional(TransitionsSchema),
   audit: Type.Optional(Type.Boolean({ description: 'record every create, update and delete in the module\'s auditLog entity, in the same transaction' })),
 }, { additionalProperties: false });

@@ -6,6 +6,7 @@ import { v7 as uuidv7 } from 'uuid';
 import type { Manifest, ManifestField } from '../manifest/schema.ts';
 import { DECIMAL_DEFAULT, STRING_MAX_LENGTH } from '../manifest/field-rules.ts';
 import { describeModel, snake, tableName, type EntityModel } from './entity-model.ts';
+import { defaultSortIndex, isListed } from '../crud/list-plan.ts';
 
 export { DECIMAL_DEFAULT };
 const DELETE_RULES = { restrict: 'restrict', cascade: 'cascade', setNull: 'set null' } as const;
@@ -79,7 +80,13 @@ export function buildEntityModels(manifests: Manifest[]): EntityModel[] {
       ].map((props) => ({ properties: props }));
       const schema = new EntitySchema({ name: entity.name, tableName: tableName(manifest.id, entity), schema: '*', properties: properties as never, uniques: uniques as never });
       schemas.set(entity.name, schema);
-      models.push(describeModel(manifest, entity, schema));
+      const model = describeModel(manifest, entity, schema);
+      // the default list reads its first page off an index (see list-plan.ts)
+      const sortIndex = defaultSortIndex(model, isListed(manifest, entity.name), uniques.map((u) => u.properties));
+      // `columns` only for a descending column: MikroORM reads an all-ascending index back without them
+      // and would otherwise recreate it on every migration
+      if (sortIndex) schema.addIndex({ properties: sortIndex.map((c) => c.name), ...(sortIndex.some((c) => c.sort) ? { columns: sortIndex } : {}) } as never);
+      models.push(model);
     }
   }
   const byName = new Map(models.map((m) => [m.name, m]));

@@ -77,7 +77,7 @@ const CATALOG_FLAGS = [
     'categoryId:ref(Category):filter:onDelete=restrict', 'isActive:boolean=:default=true', 'availableFrom:date^=',
     'discontinuedAt:datetime:label="Discontinued at"', 'attributes:json:widget=key-value',
   ].join(','),
-  '--columns', 'sku,name,price,isActive', '--default-sort', 'name',
+  '--columns', 'sku,name,price,isActive', '--default-sort=-createdAt',
   '--entity', 'Category', '--icon', 'folder',
   '--fields', 'name:string(120)!*^~,description:text(4000)*',
   '--fields', 'parentId:ref(Category)=:label="Parent category",isActive:boolean=:default=true',

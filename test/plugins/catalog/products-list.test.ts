@@ -80,8 +80,16 @@ t.test('sort by allowed fields, ascending and descending', async (t) => {
   t.same(await skus('sort=-availableFrom,sku'), ['L-3', 'L-4', 'L-2', 'L-1'], 'nulls first when descending (PostgreSQL default)');
 });
 
+t.test('the default sort: newest first, ties by id', async (t) => {
+  // manifests/catalog.json: "-createdAt", served by the index (company_id, created_at desc, id)
+  const items = (await list('search=L-')).json().items as { sku: string; id: string; createdAt: string }[];
+  const expected = [...items].sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt) || (a.id < b.id ? -1 : 1));
+  t.same(items.map((p) => p.sku), expected.map((p) => p.sku));
+  t.equal(items.length, 4);
+  t.same(await skus(''), await skus('sort=-createdAt'), 'as sort=-createdAt');
+});
+
 t.test('sort by the translatable name follows the response language', async (t) => {
-  t.same(await skus(''), ['L-2', 'L-4', 'L-3', 'L-1'], 'default sort: name');
   t.same(await skus('sort=name'), ['L-2', 'L-4', 'L-3', 'L-1']);
   t.same(await skus('sort=-name'), ['L-1', 'L-3', 'L-4', 'L-2']);
   // in German L-3 reads "zulu"; the others fall back to English and sort by it
