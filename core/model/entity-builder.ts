@@ -6,7 +6,7 @@ import { v7 as uuidv7 } from 'uuid';
 import type { Manifest, ManifestField } from '../manifest/schema.ts';
 import { DECIMAL_DEFAULT, STRING_MAX_LENGTH } from '../manifest/field-rules.ts';
 import { describeModel, snake, tableName, type EntityModel } from './entity-model.ts';
-import { defaultSortIndex, isListed } from '../crud/list-plan.ts';
+import { defaultSortIndex, isListed } from './list-plan.ts';
 
 export { DECIMAL_DEFAULT };
 const DELETE_RULES = { restrict: 'restrict', cascade: 'cascade', setNull: 'set null' } as const;

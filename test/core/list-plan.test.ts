@@ -1,11 +1,11 @@
-// The index that serves an entity's default list (core/crud/list-plan.ts): which
+// The index that serves an entity's default list (core/model/list-plan.ts): which
 // entities get one and its columns, then on a real tenant schema of the shipped
 // modules: declared as planned, and a second diff finds nothing to change.
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import type { Manifest } from '../../core/manifest/schema.ts';
 import { buildEntityModels } from '../../core/model/entity-builder.ts';
-import { defaultSortIndex, isListed, sortKeys } from '../../core/crud/list-plan.ts';
+import { defaultSortIndex, isListed, sortKeys } from '../../core/model/list-plan.ts';
 import { migrateSchema, pendingStatements } from '../../core/db/migrator.ts';
 import { kernelKit } from '../fixtures/kernels.ts';
 

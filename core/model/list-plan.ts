@@ -18,7 +18,7 @@
 //     tiebreak never has two rows to order.
 import type { IndexColumnOptions } from '@mikro-orm/core';
 import type { Manifest } from '../manifest/schema.ts';
-import type { EntityModel } from '../model/entity-model.ts';
+import type { EntityModel } from './entity-model.ts';
 
 export interface SortKey { field: string; desc: boolean }
 
