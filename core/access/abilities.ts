@@ -49,17 +49,23 @@ export class AbilityFactory {
 }
 
 /**
- * The ability's conditions for an action on a subject, as one condition for the
- * scope compiler: {} = every row, null = no row.
+ * The ability's conditions for an action on a subject (or one of its fields),
+ * as one condition for the scope compiler: {} = every row, null = no row.
  */
-export function accessFilter(ability: Ability, action: string, subject: string): Record<string, unknown> | null {
+export function accessFilter(ability: Ability, action: string, subject: string, field?: string): Record<string, unknown> | null {
   let perAbility = filterCache.get(ability);
   if (!perAbility) filterCache.set(ability, (perAbility = new Map()));
-  const key = `${action}:${subject}`;
+  const key = field === undefined ? `${action}:${subject}` : `${action}:${subject}:${field}`;
   if (perAbility.has(key)) return perAbility.get(key)!;
-  const filter = rulesToCondition(ability.rulesFor(action, subject) as never,
+  // with a field: only the rules that cover it (a grant's `fields`), so a field rule narrows that field alone
+  const filter = rulesToCondition((field === undefined ? ability.rulesFor(action, subject) : ability.rulesFor(action, subject, field)) as never,
     (rule: { inverted: boolean; conditions?: Record<string, unknown> }) => (rule.inverted ? { $not: rule.conditions } : rule.conditions!),
     { and: (c: unknown[]) => (c.length === 1 ? c[0] : { $and: c }), or: (c: unknown[]) => (c.length === 1 ? c[0] : { $or: c }), empty: () => ({}) }) as Record<string, unknown> | null;
   perAbility.set(key, filter);
   return filter;
+}
+
+/** Whether any of the ability's rules for an action on a subject names fields (a field rule). */
+export function hasFieldRules(ability: Ability, action: string, subject: string): boolean {
+  return ability.rulesFor(action, subject).some((r) => r.fields !== undefined);
 }

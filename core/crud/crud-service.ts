@@ -19,7 +19,8 @@ import { formatRounded } from './decimal.ts';
 import { comparable, computeFormulas, diff, fitting, parseSum, type Changes } from './derived.ts';
 import { Params, q, run } from '../data/sql.ts';
 import { and, compileCondition, compileScope, matching, type Condition, type Fragment } from '../data/scope.ts';
-import { FLAGS, tableOf, type Table } from '../data/table.ts';
+import { FLAGS, tableOf, type Flags, type Table } from '../data/table.ts';
+import { readColumns, writeFieldFlags } from '../data/field-access.ts';
 import type { Principal } from '../access/principal.ts';
 
 export interface CrudContext {
@@ -129,7 +130,7 @@ export class CrudService {
     const allowed = this.scope(ctx, 'read');
     if (allowed === null) return { items: [], page, size, total: 0 };
     const scope = within ? and([allowed, matching(this.model, within)]) : allowed;
-    const { rows, total } = await this.#reader.list(ctx.em, this.params(ctx), scope, q, ctx.read.prefs);
+    const { rows, total } = await this.#reader.list(ctx.em, this.params(ctx), scope, q, ctx.read.prefs, this.#columns(ctx));
     return { items: rows.map((r) => this.toDto(r, ctx.read, languagesUsed)), page, size, total };
   }
 
@@ -155,13 +156,30 @@ export class CrudService {
     return row;
   }
 
-  /** The row the caller reaches through `action`'s read scope; `may` flags whether `check` allows it too. */
-  async #find(ctx: CrudContext, id: string, check: string, lock: boolean, bound?: Bound): Promise<Row | null> {
+  /**
+   * The row the caller reaches through the read scope: as they may see it
+   * for a read, whole (field rules aside) for a write, whose `may` flag says
+   * whether `check` allows it too, and `fields` flags which fields they may change.
+   */
+  async #find(ctx: CrudContext, id: string, check: string, lock: boolean, bound?: Bound, fields: Flags = {}): Promise<Row | null> {
     const scope = this.scope(ctx, 'read');
     if (!scope) return null;
     const where = bound ? and([scope, matching(this.model, bound)]) : scope;
-    const flags = check !== 'read' ? this.#mayFlag(ctx, check) : undefined;
+    if (check === 'read') return this.#table.byId(ctx.em, this.params(ctx), id, where, { lock, columns: this.#columns(ctx) });
+    const flags = { ...this.#mayFlag(ctx, check), ...fields };
     return this.#table.byId(ctx.em, this.params(ctx), id, where, { lock, flags });
+  }
+
+  /** The select list field rules leave the caller; undefined: every readable field. */
+  #columns(ctx: CrudContext): Fragment | undefined {
+    return readColumns(this.#models, this.model, ctx.ability) ?? undefined;
+  }
+
+  /** The model's fields a write's input names (translations included). */
+  #named(input: Record<string, unknown>): string[] {
+    const names = Object.keys(input).filter((k) => this.model.byName.has(k));
+    const translations = input.translations as Record<string, unknown> | undefined;
+    return translations ? [...new Set([...names, ...Object.keys(translations)])] : names;
   }
 
   /** A `may` column when the action's grant is conditional (else the route's check settled it). */
@@ -171,14 +189,22 @@ export class CrudService {
   }
 
   #assertMay(row: Row, action: string): void {
-    if ((row as Record<symbol, Row | undefined>)[FLAGS]?.may === false) throw httpError('FORBIDDEN', `not allowed to ${action} this ${this.model.name}`);
+    const flags = (row as Record<symbol, Row | undefined>)[FLAGS];
+    if (!flags) return;
+    if (flags.may === false) throw httpError('FORBIDDEN', `not allowed to ${action} this ${this.model.name}`);
+    for (const [key, ok] of Object.entries(flags)) {
+      if (ok === false && key.startsWith('field:')) {
+        const name = key.slice('field:'.length);
+        throw httpError('FORBIDDEN', `not allowed to ${action === 'create' ? 'set' : 'change'} ${this.model.name}.${name} of this ${this.model.name}`, { errors: [{ path: `/${name}`, message: 'is not a field you may change here' }] });
+      }
+    }
   }
 
   /** Rows meeting `where` (grant-condition syntax) within the caller's read scope, oldest first unless `orderBy` (a sort spec) says otherwise. */
   async find(ctx: CrudContext, where: Condition = {}, opts: { limit?: number; orderBy?: string } = {}): Promise<Row[]> {
     const scope = this.scope(ctx, 'read');
     if (!scope) return [];
-    return this.#reader.find(ctx.em, this.params(ctx), and([scope, compileCondition(this.#models, this.model, where)]), opts.orderBy ?? 'createdAt', opts.limit ?? 1000, ctx.read.prefs);
+    return this.#reader.find(ctx.em, this.params(ctx), and([scope, compileCondition(this.#models, this.model, where)]), opts.orderBy ?? 'createdAt', opts.limit ?? 1000, ctx.read.prefs, this.#columns(ctx));
   }
 
   async count(ctx: CrudContext, where: Condition = {}): Promise<number> {
@@ -192,6 +218,7 @@ export class CrudService {
     if (!this.scope(ctx, 'create')) throw httpError('FORBIDDEN', `not allowed to create a ${this.model.name}`);
     return this.#write(ctx, async (tx) => {
       const input = await this.#before(tx, { op: 'create', input: body, before: null });
+      const fieldFlags = writeFieldFlags(this.#models, this.model, tx.ability, 'create', this.#named(input));
       await this.#check(tx, input);
       const data: Row = {};
       for (const f of this.model.fields) {
@@ -210,7 +237,8 @@ export class CrudService {
       if (tr?.reserved?.includes(data[tr.field]) && !opts.system) throw httpError('INVALID_TRANSITION', `only the module moves a ${this.model.name} to ${data[tr.field]}`);
       const parents = await this.#lockParents(tx, data);
       // the new row must be one the caller may create: checked on the row as stored, in the same SQL as every read
-      const row = await this.#table.insert(tx.em, this.params(tx), data, this.#conditional(tx, 'create') ? { may: this.scope(tx, 'create')! } : undefined);
+      const flags = this.#conditional(tx, 'create') || fieldFlags ? { ...(this.#conditional(tx, 'create') ? { may: this.scope(tx, 'create')! } : {}), ...fieldFlags } : undefined;
+      const row = await this.#table.insert(tx.em, this.params(tx), data, flags, this.#columns(tx));
       this.#assertMay(row, 'create');
       await this.audit(tx, 'create', row.id, diff({}, this.#snapshot(row)));
       await this.#rollUp(tx, parents);
@@ -220,7 +248,7 @@ export class CrudService {
 
   async update(ctx: CrudContext, id: string, body: Record<string, unknown>, opts: WriteOptions & { ifMatch?: string; replace: boolean }, bound?: Bound): Promise<Row> {
     return this.#write(ctx, async (tx) => {
-      const old = await this.#find(tx, id, 'update', true, bound);
+      const old = await this.#find(tx, id, 'update', true, bound, writeFieldFlags(this.#models, this.model, tx.ability, 'update', this.#named(body)));
       if (!old) throw httpError('NOT_FOUND', `${this.model.name} ${id} does not exist`);
       checkIfMatch(opts.ifMatch, old.version);
       this.#assertMay(old, 'update');
@@ -240,8 +268,10 @@ export class CrudService {
       const changes = diff(before, this.#snapshot(merged));
       this.#checkTransition(before, merged, changes, opts);
       // nothing the API shows changed and nothing hidden (a secret) is written: no write, no new version
-      if (!Object.keys(changes).length && Object.keys(data).every((k) => this.#readable.has(k))) return { row: old };
-      const row = (await this.#table.update(tx.em, this.params(tx), id, data, { flags: this.#mayFlag(tx, 'update') }))!;
+      if (!Object.keys(changes).length && Object.keys(data).every((k) => this.#readable.has(k))) {
+        return { row: this.#columns(tx) ? (await this.#find(tx, id, 'read', false))! : old };
+      }
+      const row = (await this.#table.update(tx.em, this.params(tx), id, data, { flags: this.#mayFlag(tx, 'update'), columns: this.#columns(tx) }))!;
       // a write may not move a row out of the caller's reach
       this.#assertMay(row, 'update');
       await this.audit(tx, opts.auditAction ?? 'update', id, diff(before, this.#snapshot(row)));

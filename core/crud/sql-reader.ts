@@ -21,22 +21,26 @@ export class SqlReader {
   }
 
   /** A page of the rows `scope` holds, with the total count. */
-  async list(em: EntityManager, p: Params, scope: Fragment, query: ListQuery, prefs: string[]): Promise<{ rows: Row[]; total: number }> {
+  /** `columns`: the select list field rules leave the caller (default: every readable field). */
+  async list(em: EntityManager, p: Params, scope: Fragment, query: ListQuery, prefs: string[], columns?: Fragment): Promise<{ rows: Row[]; total: number }> {
     const size = query.size ?? 50;
     const offset = ((query.page ?? 1) - 1) * size;
     const where = [scope(p), ...this.#filters(query, p)].join(' and ');
     const from = `from ${p.table(this.model.table)} t where ${where}`;
     const order = this.#orderBy(query.sort ?? this.model.defaultSort, prefs);
+    // the count takes the filter's values only; a field-rule select list adds its own after them
+    const filterValues = [...p.values];
+    const select = columns?.(p) ?? this.#columns;
     const [rows, count] = await Promise.all([
-      run(em, `select ${this.#columns} ${from} order by ${order} limit ${size} offset ${offset}`, p.values),
-      run(em, `select count(*)::int as "total" ${from}`, p.values),
+      run(em, `select ${select} ${from} order by ${order} limit ${size} offset ${offset}`, p.values),
+      run(em, `select count(*)::int as "total" ${from}`, filterValues),
     ]);
     return { rows, total: count[0].total as number };
   }
 
   /** Rows `where` holds, ordered by a sort spec ("name,-createdAt"), at most `limit`. */
-  async find(em: EntityManager, p: Params, where: Fragment, orderBy: string, limit: number, prefs: string[]): Promise<Row[]> {
-    return run(em, `select ${this.#columns} from ${p.table(this.model.table)} t where ${where(p)} order by ${this.#orderBy(orderBy, prefs, false)} limit ${Math.trunc(limit)}`, p.values);
+  async find(em: EntityManager, p: Params, where: Fragment, orderBy: string, limit: number, prefs: string[], columns?: Fragment): Promise<Row[]> {
+    return run(em, `select ${columns?.(p) ?? this.#columns} from ${p.table(this.model.table)} t where ${where(p)} order by ${this.#orderBy(orderBy, prefs, false)} limit ${Math.trunc(limit)}`, p.values);
   }
 
   #filters(query: ListQuery, p: Params): string[] {

@@ -28,26 +28,29 @@ export class Table {
   readonly model: EntityModel;
   /** the API shape: secret fields never leave the database, timestamps as ISO text, dates as YYYY-MM-DD */
   readonly columns: string;
+  /** the select list around the readable fields: id (and companyId) before, timestamps and version after */
+  readonly head: string;
+  readonly tail: string;
+  /** each readable field's expression in the API shape */
+  readonly fieldExpressions: Map<string, string>;
   #writable: Map<string, Column>;
 
   constructor(model: EntityModel) {
     this.model = model;
-    const cols = ['t."id"'];
-    if (model.scope === 'company') cols.push('t."company_id" as "companyId"');
-    for (const f of model.readable) {
+    this.head = model.scope === 'company' ? 't."id", t."company_id" as "companyId"' : 't."id"';
+    this.fieldExpressions = new Map(model.readable.map((f) => {
       const col = `t.${q(f.column)}`;
-      const expr = f.type === 'datetime' ? iso(col) : f.type === 'date' ? `to_char(${col}, 'YYYY-MM-DD')` : col;
-      cols.push(`${expr} as ${q(f.name)}`);
-    }
-    cols.push(`${iso('t."created_at"')} as "createdAt"`, `${iso('t."updated_at"')} as "updatedAt"`, 't."version"');
-    this.columns = cols.join(', ');
+      return [f.name, f.type === 'datetime' ? iso(col) : f.type === 'date' ? `to_char(${col}, 'YYYY-MM-DD')` : col];
+    }));
+    this.tail = `${iso('t."created_at"')} as "createdAt", ${iso('t."updated_at"')} as "updatedAt", t."version"`;
+    this.columns = [this.head, ...[...this.fieldExpressions].map(([name, expr]) => `${expr} as ${q(name)}`), this.tail].join(', ');
     this.#writable = new Map(model.storedFields.map((f) => [f.name, { column: f.column, json: f.type === 'json' || f.translatable === true }]));
     if (model.scope === 'company') this.#writable.set('companyId', { column: 'company_id', json: false });
   }
 
   /** The row `id` where `where` holds; `lock` takes its row lock for the transaction. */
-  async byId(em: EntityManager, p: Params, id: string, where: Fragment, opts: { lock?: boolean; flags?: Flags } = {}): Promise<Row | null> {
-    const sql = `select ${this.columns}${this.#flags(p, opts.flags)} from ${p.table(this.model.table)} t where t."id" = ${p.add(id)} and ${where(p)}${opts.lock ? ' for update of t' : ''}`;
+  async byId(em: EntityManager, p: Params, id: string, where: Fragment, opts: { lock?: boolean; flags?: Flags; columns?: Fragment } = {}): Promise<Row | null> {
+    const sql = `select ${opts.columns?.(p) ?? this.columns}${this.#flags(p, opts.flags)} from ${p.table(this.model.table)} t where t."id" = ${p.add(id)} and ${where(p)}${opts.lock ? ' for update of t' : ''}`;
     return this.#unflag((await run(em, sql, p.values))[0] ?? null);
   }
 
@@ -62,8 +65,9 @@ export class Table {
     return rows[0].n as number;
   }
 
-  async insert(em: EntityManager, p: Params, data: Row, flags?: Flags): Promise<Row> {
-    const now = new Date();
+  /** `columns`: the select list the caller may see (data/field-access.ts); default every readable field. */
+  async insert(em: EntityManager, p: Params, data: Row, flags?: Flags, columns?: Fragment): Promise<Row> {
+    const now = new Date().toISOString();
     const names = ['"id"', '"created_at"', '"updated_at"', '"version"'];
     const values = [p.add(data.id ?? uuidv7()), p.add(now), p.add(now), '1'];
     for (const [name, value] of Object.entries(data)) {
@@ -72,19 +76,19 @@ export class Table {
       names.push(q(col.column));
       values.push(this.#value(p, col, value));
     }
-    const sql = `insert into ${p.table(this.model.table)} as t (${names.join(', ')}) values (${values.join(', ')}) returning ${this.columns}${this.#flags(p, flags)}`;
+    const sql = `insert into ${p.table(this.model.table)} as t (${names.join(', ')}) values (${values.join(', ')}) returning ${columns?.(p) ?? this.columns}${this.#flags(p, flags)}`;
     return this.#unflag((await run(em, sql, p.values))[0])!;
   }
 
   /** Sets `data`, bumps the version; null when no row `id` holds `where`. */
-  async update(em: EntityManager, p: Params, id: string, data: Row, opts: { where?: Fragment; flags?: Flags } = {}): Promise<Row | null> {
-    const sets = [`"version" = t."version" + 1`, `"updated_at" = ${p.add(new Date())}`];
+  async update(em: EntityManager, p: Params, id: string, data: Row, opts: { where?: Fragment; flags?: Flags; columns?: Fragment } = {}): Promise<Row | null> {
+    const sets = [`"version" = t."version" + 1`, `"updated_at" = ${p.add(new Date().toISOString())}`];
     for (const [name, value] of Object.entries(data)) {
       const col = this.#writable.get(name);
       if (col && value !== undefined) sets.push(`${q(col.column)} = ${this.#value(p, col, value)}`);
     }
     const where = and([(x) => `t."id" = ${x.add(id)}`, opts.where ?? TRUE]);
-    const sql = `update ${p.table(this.model.table)} as t set ${sets.join(', ')} where ${where(p)} returning ${this.columns}${this.#flags(p, opts.flags)}`;
+    const sql = `update ${p.table(this.model.table)} as t set ${sets.join(', ')} where ${where(p)} returning ${opts.columns?.(p) ?? this.columns}${this.#flags(p, opts.flags)}`;
     return this.#unflag((await run(em, sql, p.values))[0] ?? null);
   }
 
@@ -93,8 +97,10 @@ export class Table {
   }
 
   #value(p: Params, col: Column, value: unknown): string {
-    // node-postgres sends a JS array as a PostgreSQL array: JSON documents go as text
-    return col.json ? `${p.add(value === null ? null : JSON.stringify(value))}::jsonb` : p.add(value);
+    // node-postgres sends a JS array as a PostgreSQL array: JSON documents go as text;
+    // instants as ISO text (the column's type reads it), whatever the process's time zone
+    if (col.json) return `${p.add(value === null ? null : JSON.stringify(value))}::jsonb`;
+    return p.add(value instanceof Date ? value.toISOString() : value);
   }
 
   #flags(p: Params, flags?: Flags): string {

@@ -53,11 +53,12 @@ const OUTPUT_TYPE: Record<FieldModel['type'], Record<string, unknown>> = {
   datetime: { type: 'string', format: 'date-time' }, enum: { type: 'string' }, json: {}, ref: { type: 'string', format: 'uuid' },
 };
 
-function outputValueSchema(f: FieldModel): TSchema {
+/** `hideable`: a field rule may hide the field, so it may read as null. */
+function outputValueSchema(f: FieldModel, hideable: boolean): TSchema {
   const base: Record<string, unknown> = { ...OUTPUT_TYPE[f.type], ...(f.type === 'enum' ? { enum: [...f.values!, ...(f.required ? [] : [null])] } : {}) };
   if (f.type === 'json') return Type.Unsafe({ description: f.label });
-  const nullable = !f.required;
-  return Type.Unsafe({ ...base, ...(nullable ? { type: [base.type, 'null'] } : {}), description: f.label });
+  const nullable = !f.required || hideable;
+  return Type.Unsafe({ ...base, ...(nullable ? { type: [base.type, 'null'] } : {}), description: hideable && f.required ? `${f.label ?? f.name} (null when a field rule hides it)` : f.label });
 }
 
 function translationsSchema(model: EntityModel, description: string): TSchema {
@@ -71,7 +72,7 @@ function translationsSchema(model: EntityModel, description: string): TSchema {
 export function outputSchema(model: EntityModel): TSchema {
   const props: Record<string, TSchema> = { id: Type.String({ format: 'uuid' }) };
   if (model.scope === 'company') props.companyId = Type.String({ format: 'uuid' });
-  for (const f of model.readable) props[f.name] = outputValueSchema(f);
+  for (const f of model.readable) props[f.name] = outputValueSchema(f, model.fieldRules);
   props.createdAt = Type.String({ format: 'date-time' });
   props.updatedAt = Type.String({ format: 'date-time' });
   props.version = Type.Integer({ description: 'optimistic-lock version; the ETag carries it' });

@@ -248,6 +248,9 @@ function checkAcrossModules(loaded: LoadedManifest[]): void {
       subjects.forEach((s, k) => {
         const ptr = Array.isArray(g.subject) ? `/permissions/${i}/grants/${j}/subject/${k}` : `/permissions/${i}/grants/${j}/subject`;
         if (s !== 'all' && !pages.has(s) && !entityOwner.has(s)) throw new ManifestError(file, ptr, `unknown entity "${s}"`);
+        (g.fields ?? []).forEach((f, n) => {
+          if (s !== 'all' && !entityFields.get(s)?.has(f)) throw new ManifestError(file, `/permissions/${i}/grants/${j}/fields/${n}`, `no field "${f}" on ${s}`);
+        });
         if (g.conditions === undefined) return;
         const at = `/permissions/${i}/grants/${j}/conditions`;
         const [fault] = conditionFaults(g.conditions, s, (name) => entityFields.get(name), at);

@@ -73,7 +73,7 @@ export const GrantSchema = Type.Object({
   action: OneOrMany(Type.String({ pattern: '^[a-z][a-zA-Z]*$' })),
   subject: OneOrMany(Type.String({ pattern: '^([A-Z][A-Za-z0-9]*|all)$' })),
   conditions: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'CASL conditions on scalar fields; "${user.id}" and "${user.companyIds}" bind the caller' })),
-  fields: Type.Optional(Type.Array(Type.String())),
+  fields: Type.Optional(Type.Array(Type.String(), { minItems: 1, description: 'the grant covers only these fields: others read as null and cannot be written through it' })),
   inverted: Type.Optional(Type.Boolean()),
 }, { additionalProperties: false });
 

@@ -90,6 +90,13 @@ export function buildEntityModels(manifests: Manifest[]): EntityModel[] {
     }
   }
   const byName = new Map(models.map((m) => [m.name, m]));
+  for (const g of manifests.flatMap((m) => (m.permissions ?? []).flatMap((p) => p.grants))) {
+    if (!g.fields) continue;
+    for (const subject of [g.subject].flat()) {
+      if (subject === 'all') for (const m of models) m.fieldRules = true;
+      else if (byName.has(subject)) byName.get(subject)!.fieldRules = true;
+    }
+  }
   for (const parent of models) {
     for (const field of parent.fields) {
       if (!field.sum) continue;

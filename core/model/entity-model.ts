@@ -51,6 +51,8 @@ export interface EntityModel {
   transitions?: Transitions;
   /** the module's audit entity, when this entity is audited */
   auditLog?: string;
+  /** some grant limits its fields (a grant's `fields`): any field may read as null */
+  fieldRules: boolean;
 }
 
 export interface Rollup { parent: string; field: FieldModel; child: string; by: string; summed: FieldModel }
@@ -104,5 +106,6 @@ export function describeModel(manifest: Manifest, entity: ManifestEntity, schema
     pathBound,
     transitions: entity.transitions,
     auditLog: entity.audit ? manifest.auditLog : undefined,
+    fieldRules: false,
   };
 }
