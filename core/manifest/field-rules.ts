@@ -3,7 +3,7 @@
 // option at fault (its key), or none when something is missing.
 import type { ManifestField } from './schema.ts';
 
-export const TEXT_TYPES = new Set(['string', 'text']);
+const TEXT_TYPES = new Set(['string', 'text']);
 const NUMBER_TYPES = new Set(['integer', 'decimal']);
 const RESERVED_FIELDS = new Set(['id', 'createdAt', 'updatedAt', 'version', 'translations']);
 /** PostgreSQL truncates longer identifiers, after which every schema diff sees a new table. */
