@@ -32,8 +32,9 @@ export const LAYERS: Record<string, number> = {
   'core/db/': 3,
   // 4 who may do what: CASL abilities, roles, and the identities, sessions and tokens behind them
   'core/access/': 4, 'core/auth/': 4,
-  // 5 data: generated CRUD over the model, and the tenants' registry, provisioning and migration
-  'core/crud/': 5, 'core/tenancy/': 5,
+  // 5 data: generated CRUD over the model, and the tenants' registry, provisioning and migration;
+  // core/data/ (the SQL scope compiler and write path) comes with main's 9128c3a
+  'core/crud/': 5, 'core/data/': 5, 'core/tenancy/': 5,
   // 6 context: the kernel that wires layers 0-5, the module SDK, a request's resolved context
   'core/kernel.ts': 6, 'core/plugin-api.ts': 6, 'core/http/request-context.ts': 6,
   // 7 HTTP: routes, serialisation, the Fastify app; demo-data.ts drives the CRUD service like a client does
@@ -137,16 +138,17 @@ export const layerOf = (file: string): number | undefined => {
 const isInternal = (e: Edge) => !e.package && (e.to.startsWith('core/') || e.to.startsWith('plugins/'));
 const show = (e: Edge) => `${e.from}:${e.line} -> ${e.to}${e.typeOnly ? ' (type-only)' : ''}`;
 
-/** The problems of an import graph: one Edge per import statement (a file may import another twice). */
-export function check(edges: Edge[], allowed: Allowed[] = ALLOWED): Problem[] {
+/** The problems of an import graph: one Edge per import statement (a file may import another twice); files: every file scanned. */
+export function check(edges: Edge[], allowed: Allowed[] = ALLOWED, files: string[] = []): Problem[] {
   const problems: Problem[] = [];
+  const unlayered = new Set(files.filter((f) => layerOf(f) === undefined));
   const allowance = (e: Edge) => allowed.find((a) => a.from === e.from && a.to === e.to);
   const used = new Set<Allowed>();
   const bad: Edge[] = [];
   for (const e of edges) {
     const from = layerOf(e.from);
     const why: string[] = [];
-    if (from === undefined) why.push(`${e.from} has no layer: add it to LAYERS in scripts/check-layers.ts`);
+    if (from === undefined) unlayered.add(e.from);
     if (e.from.startsWith('plugins/')) {
       if (e.to.startsWith('@mikro-orm/')) why.push('a plugin imports MikroORM: use what core/plugin-api.ts offers');
       else if (e.to.startsWith('core/') && e.to !== 'core/plugin-api.ts') why.push('a plugin imports core past core/plugin-api.ts, the module SDK');
@@ -154,7 +156,7 @@ export function check(edges: Edge[], allowed: Allowed[] = ALLOWED): Problem[] {
     if (isInternal(e)) {
       const to = layerOf(e.to);
       if (!isFile(join(ROOT, e.to))) why.push(`${e.to} does not exist`);
-      else if (to === undefined) why.push(`${e.to} has no layer: add it to LAYERS in scripts/check-layers.ts`);
+      else if (to === undefined) unlayered.add(e.to);
       else if (from !== undefined && to > from) why.push(`upward import: layer ${from} (${LAYER_NAMES[from]}) -> layer ${to} (${LAYER_NAMES[to]})`);
     } else if (!e.package) {
       why.push(`${e.to} lies outside core/ and plugins/`);
@@ -168,6 +170,7 @@ export function check(edges: Edge[], allowed: Allowed[] = ALLOWED): Problem[] {
       if (isInternal(e)) bad.push(e);
     }
   }
+  problems.unshift(...[...unlayered].sort().map((file) => ({ message: `${file} has no layer: add it, or its directory, to LAYERS in scripts/check-layers.ts` })));
   for (const a of allowed) if (!used.has(a)) problems.push({ message: `allow-list entry ${a.from} -> ${a.to} matches no import any more: delete it from ALLOWED in scripts/check-layers.ts` });
   for (const cycle of cycles(bad)) problems.push({ message: `import cycle: ${cycle.join(' -> ')}` });
   return problems;
@@ -217,7 +220,7 @@ export function cycles(edges: Edge[]): string[][] {
 if (import.meta.main) {
   const files = [...sourceFiles('core'), ...sourceFiles('plugins')].sort();
   const edges = files.flatMap((f) => importsOf(f));
-  const problems = check(edges);
+  const problems = check(edges, ALLOWED, files);
   for (const p of problems) console.error(p.message);
   const internal = edges.filter(isInternal).length;
   console.log(`check:layers: ${files.length} files, ${internal} imports between them and ${edges.length - internal} of packages; ${ALLOWED.length} allow-listed; ${problems.length} problem(s)`);

@@ -69,7 +69,9 @@ t.test('plugins import core only through core/plugin-api.ts, and no MikroORM', a
 });
 
 t.test('a file without a layer, a missing file and a file outside core/ and plugins/ fail', async (t) => {
-  t.match(messages([edge('core/new-thing.ts', 'core/errors.ts')]), [/core\/new-thing\.ts has no layer/]);
+  const noLayer = (file: string) => `${file} has no layer: add it, or its directory, to LAYERS in scripts/check-layers.ts`;
+  t.same(messages([edge('core/new-thing.ts', 'core/errors.ts'), edge('core/new-thing.ts', 'core/config.ts')]), [noLayer('core/new-thing.ts')], 'once, however many imports');
+  t.same(check([], [], ['core/lonely.ts']).map((p) => p.message), [noLayer('core/lonely.ts')], 'also a file without imports');
   t.match(messages([edge('core/http/problem.ts', 'core/gone.ts')]), [/core\/gone\.ts does not exist/]);
   t.match(messages([edge('core/http/problem.ts', 'test/helper.ts')]), [/outside core\/ and plugins\//]);
 });
