@@ -139,7 +139,7 @@ async function runSequence(stmts: Statement[], vars: Vars, after: (sql: string, 
       after(s.sql, res.rows);
     }
   } catch (err) {
-    if (client) { await client.query('rollback').catch(() => {}); client.release(); client = null; }
+    if (client) { await client.query('rollback').catch(() => {}); client.release(); }
     throw err;
   }
 }

@@ -18,7 +18,7 @@ export const SCALE_PREFIX = 'bench-s';
 export const SAMPLE_PREFIX = 'bench-p-';
 /** SKUs the write scenarios create; removed after every write run. */
 export const WRITE_SKU_PREFIX = 'BW-';
-export const MANAGER_ROLE = 'bench-manager';
+const MANAGER_ROLE = 'bench-manager';
 export const SEARCH_TERMS = ['drill', 'valve', 'cable', 'pump'];
 const PROBE_NAME = 'Zz bench probe';
 

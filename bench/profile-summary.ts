@@ -18,7 +18,7 @@ type Test = (f: CallFrame) => boolean;
 const has = (...parts: string[]): Test => (f) => parts.some((p) => f.url.includes(p));
 
 /** Areas in priority order. */
-export const AREAS: [string, Test][] = [
+const AREAS: [string, Test][] = [
   ['em.fork', (f) => f.url.includes('@mikro-orm/core') && f.functionName === 'fork'],
   ['jwt verify', has('/fast-jwt/', '/core/auth/')],
   ['ability (CASL)', has('/@casl/', '/@ucast/', '/core/access/')],
@@ -42,7 +42,7 @@ const OTHER = 'other (libraries, builtins)';
 
 const fn = (url: string, name: string): Test => (f) => f.url.includes(url) && f.functionName === name;
 /** Frames whose inclusive time (self + callees, every resumption of an async body) is worth knowing. */
-export const MARKERS: [string, Test][] = [
+const MARKERS: [string, Test][] = [
   ['onRequest pipeline (request-context.ts)', has('/core/http/request-context.ts')],
   ['  token verify (TokenService.verifyAccess)', fn('/core/auth/tokens.ts', 'verifyAccess')],
   ['  ability (AbilityFactory.for)', fn('/core/access/abilities.ts', 'for')],
@@ -76,7 +76,7 @@ const where = (f: CallFrame) => {
 };
 
 /** window: only samples taken between these monotonic-clock µs (process.hrtime), e.g. the measured load. */
-export function summarise(profile: CpuProfile, top = 25, window?: { fromUs: number; toUs: number }): ProfileSummary {
+function summarise(profile: CpuProfile, top = 25, window?: { fromUs: number; toUs: number }): ProfileSummary {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);

@@ -41,7 +41,7 @@ const json = (req: AcRequest, t: BenchTenant, method: string, path: string, body
 /** Capture values: distinctive, so they are found again in the SQL text. */
 export const CAPTURE = { stock: 4173, patchStock: 5281, version: 987654, price: '19.90', name: 'Bench widget' };
 
-export const SCENARIOS: Scenario[] = [
+const SCENARIOS: Scenario[] = [
   {
     name: 'by-id', label: 'GET /api/products/:id', target: 0.65, write: false,
     probe: (t) => ({ method: 'GET', url: `/api/products/${t.productIds[0]}` }),

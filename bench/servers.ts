@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 export const ROOT = resolve(import.meta.dirname, '..');
-export const NODE = join(ROOT, 'node_modules', '.bin', 'node');
+const NODE = join(ROOT, 'node_modules', '.bin', 'node');
 export const LOG_DIR = join(tmpdir(), 'plinth-bench');
 
 export interface Server {
@@ -33,7 +33,7 @@ export async function freePort(): Promise<number> {
 }
 
 /** VmRSS and VmHWM (peak) of a process, from /proc. */
-export function memoryOf(pid: number): { rssMb: number; peakRssMb: number } {
+function memoryOf(pid: number): { rssMb: number; peakRssMb: number } {
   let status = '';
   try { status = readFileSync(`/proc/${pid}/status`, 'utf8'); } catch { /* exited */ }
   const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);

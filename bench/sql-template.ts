@@ -28,10 +28,10 @@ const UUID_LITERAL = /^'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]
 const ISO_LITERAL = /^'\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z'$/;
 
 /** A string as PostgreSQL literal, exactly as MikroORM (and pg) write it. */
-export const lit = (s: string) => pg.escapeLiteral(s).trim();
+const lit = (s: string) => pg.escapeLiteral(s).trim();
 
 /** A request variable as the SQL literal MikroORM inlines for it. */
-export function sqlLiteral(v: unknown): string {
+function sqlLiteral(v: unknown): string {
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
   if (typeof v === 'string') return lit(v);
   if (v === null || v === undefined) return 'null';

@@ -50,4 +50,3 @@ export function httpError(code: ErrorCode, detail?: string, extra?: { errors?: F
 }
 
 export const titleOf = (code: ErrorCode) => ERRORS[code][1];
-export const statusOf = (code: ErrorCode) => ERRORS[code][0];

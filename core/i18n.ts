@@ -49,5 +49,3 @@ export function writeLanguage(contentLanguage: string | undefined, fallback: str
   const tag = contentLanguage?.split(',')[0].trim().toLowerCase();
   return tag && TAG.test(tag) ? tag : fallback;
 }
-
-export const isLanguageTag = (s: string) => TAG.test(s);

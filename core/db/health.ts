@@ -20,7 +20,7 @@ const { Client } = createRequire(import.meta.url)('pg') as {
   Client: new (o: { connectionString: string; connectionTimeoutMillis: number }) => DirectClient;
 };
 
-export const HEALTH_TIMEOUT_MS = 2000;
+const HEALTH_TIMEOUT_MS = 2000;
 
 /** Resolves true when the promise settles successfully within ms, false otherwise. */
 async function within(p: Promise<unknown>, ms: number): Promise<boolean> {

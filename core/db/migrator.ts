@@ -83,7 +83,7 @@ async function isWidening(run: Run, statement: string): Promise<boolean> {
   return false;
 }
 
-export async function destructiveStatements(run: Run, statements: string[]): Promise<string[]> {
+async function destructiveStatements(run: Run, statements: string[]): Promise<string[]> {
   const refused: string[] = [];
   for (const s of statements) {
     const retype = / alter column "[^"]+" type /i.test(s);

@@ -5,7 +5,7 @@ import { Type, type TSchema } from 'typebox';
 import { pascal, type EntityModel, type FieldModel } from '../model/entity-model.ts';
 import { DECIMAL_DEFAULT } from '../model/entity-builder.ts';
 
-export const INT4 = { minimum: -2147483648, maximum: 2147483647 };
+const INT4 = { minimum: -2147483648, maximum: 2147483647 };
 const LANG_KEY = '^[a-zA-Z]{1,8}(-[a-zA-Z0-9]{1,8})*$';
 
 export const schemaId = (model: EntityModel, suffix = '') => `${pascal(model.module)}${model.name}${suffix}`;
@@ -24,7 +24,7 @@ function decimalPattern(f: FieldModel): string {
 }
 
 /** Schema of one field's value as clients send it (never null here). */
-export function inputValueSchema(f: FieldModel): TSchema {
+function inputValueSchema(f: FieldModel): TSchema {
   return defined(valueSchema(f));
 }
 

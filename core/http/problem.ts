@@ -89,7 +89,7 @@ export function problemBody(m: Mapped, requestId: string, instance?: string): Re
   };
 }
 
-export function sendProblem(request: FastifyRequest, reply: FastifyReply, m: Mapped): FastifyReply {
+function sendProblem(request: FastifyRequest, reply: FastifyReply, m: Mapped): FastifyReply {
   return reply.code(ERRORS[m.code][0]).type(PROBLEM_CONTENT_TYPE).send(problemBody(m, String(request.id), request.url.split('?')[0]));
 }
 

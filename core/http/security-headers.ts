@@ -37,10 +37,10 @@ function helmetHeaders(): Record<string, string> {
 }
 
 /** For HTML pages. */
-export const PAGE_HEADERS: Readonly<Record<string, string>> = Object.freeze(helmetHeaders());
+const PAGE_HEADERS: Readonly<Record<string, string>> = Object.freeze(helmetHeaders());
 
 /** For every response; what a page needs beyond it is added when the answer is HTML. */
-export const API_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+const API_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'content-security-policy': "default-src 'none';frame-ancestors 'self'",
   'referrer-policy': PAGE_HEADERS['referrer-policy'],
   'strict-transport-security': PAGE_HEADERS['strict-transport-security'],

@@ -3,7 +3,7 @@
 // option at fault (its key), or none when something is missing.
 import type { ManifestField } from './schema.ts';
 
-export const TEXT_TYPES = new Set(['string', 'text']);
+const TEXT_TYPES = new Set(['string', 'text']);
 const NUMBER_TYPES = new Set(['integer', 'decimal']);
 const RESERVED_FIELDS = new Set(['id', 'createdAt', 'updatedAt', 'version', 'translations']);
 /** PostgreSQL truncates longer identifiers, after which every schema diff sees a new table. */
@@ -13,6 +13,7 @@ export const STRING_MAX_LENGTH = 255;
 const INT4 = { min: -2147483648, max: 2147483647 };
 // PostgreSQL shows such characters escaped in the catalog, so MikroORM's diff
 // would see a changed default or check constraint on every run.
+// eslint-disable-next-line no-control-regex -- control characters are what it looks for
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 export interface FieldFault { key?: string; reason: string }

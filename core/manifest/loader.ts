@@ -157,7 +157,7 @@ function checkDerived(m: Manifest, entity: ManifestEntity, file: string, at: str
   if (entity.audit && !m.auditLog) throw new ManifestError(file, `${at}/audit`, 'an audited entity needs the module\'s "auditLog" entity');
 }
 
-export const AUDIT_FIELDS: Record<string, string> = { entity: 'string', entityId: 'string', action: 'enum', userId: 'string', changes: 'json', at: 'datetime' };
+const AUDIT_FIELDS: Record<string, string> = { entity: 'string', entityId: 'string', action: 'enum', userId: 'string', changes: 'json', at: 'datetime' };
 
 function checkAuditLog(m: Manifest, file: string): void {
   if (!m.auditLog) return;
@@ -268,7 +268,7 @@ function dependencyClosure(id: string, modules: Map<string, LoadedManifest>, see
 }
 
 /** Topological order (dependencies first, else file order); a cycle names its modules. */
-export function orderByDependencies(loaded: LoadedManifest[]): LoadedManifest[] {
+function orderByDependencies(loaded: LoadedManifest[]): LoadedManifest[] {
   const byId = new Map(loaded.map((l) => [l.manifest.id, l]));
   const ordered: LoadedManifest[] = [];
   const state = new Map<string, 'visiting' | 'done'>();

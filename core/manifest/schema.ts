@@ -69,7 +69,7 @@ export const EntitySchema = Type.Object({
   audit: Type.Optional(Type.Boolean({ description: 'record every create, update and delete in the module\'s auditLog entity, in the same transaction' })),
 }, { additionalProperties: false });
 
-export const GrantSchema = Type.Object({
+const GrantSchema = Type.Object({
   action: OneOrMany(Type.String({ pattern: '^[a-z][a-zA-Z]*$' })),
   subject: OneOrMany(Type.String({ pattern: '^([A-Z][A-Za-z0-9]*|all)$' })),
   conditions: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'CASL conditions on scalar fields; "${user.id}" and "${user.companyIds}" bind the caller' })),
@@ -110,7 +110,7 @@ export const CustomRouteSchema = Type.Object({
   }, { additionalProperties: false })),
 }, { additionalProperties: false });
 
-export const MenuSchema = Type.Object({
+const MenuSchema = Type.Object({
   label: Type.String(),
   path: Type.String({ pattern: '^/' }),
   permission: PermissionCode,

@@ -18,7 +18,7 @@ export interface Tenant {
 }
 
 /** The schema holding the registry; another name lets several installations share one database. */
-export const REGISTRY_SCHEMA_PATTERN = /^(?!tenant_)[a-z_][a-z0-9_]{0,62}$/;
+const REGISTRY_SCHEMA_PATTERN = /^(?!tenant_)[a-z_][a-z0-9_]{0,62}$/;
 
 const registryDdl = (schema: string) => [
   `create schema if not exists "${schema}"`,

@@ -38,7 +38,7 @@ export class Problems {
 }
 
 /** The closest candidate to a misspelt word, when one is close enough to suggest. */
-export function closest(word: string, candidates: Iterable<string>): string | undefined {
+function closest(word: string, candidates: Iterable<string>): string | undefined {
   let best: string | undefined;
   let bestDistance = Infinity;
   for (const c of candidates) {

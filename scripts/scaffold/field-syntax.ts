@@ -22,7 +22,7 @@ export interface FieldSpec {
   example?: unknown;
 }
 
-export const FLAGS: Record<string, keyof ManifestField> = {
+const FLAGS: Record<string, keyof ManifestField> = {
   '!': 'required', '*': 'translatable', '~': 'search', '^': 'sort', '=': 'filter', '#': 'unique',
 };
 
@@ -50,7 +50,7 @@ interface Token { text: string; quoted: boolean }
  * Splits on `sep` outside parentheses and quotes ("..." or '...', backslash
  * escapes inside). Quotes stay in the pieces; unquote() removes them.
  */
-export function splitTop(text: string, sep: string): string[] | string {
+function splitTop(text: string, sep: string): string[] | string {
   const out: string[] = [];
   let depth = 0;
   let quote = '';

@@ -65,7 +65,7 @@ export const member = (node: JsonNode | undefined, key: string): JsonNode | unde
   node?.kind === 'object' ? node.members.find((m) => m.key === key)?.value : undefined;
 
 /** The whitespace a line starts with, for the line holding `at`. */
-export function indentAt(text: string, at: number): string {
+function indentAt(text: string, at: number): string {
   const lineStart = text.lastIndexOf('\n', at - 1) + 1;
   return /^[ \t]*/.exec(text.slice(lineStart))![0];
 }

@@ -50,7 +50,7 @@ const FIELD_KEYS: (keyof ManifestField)[] = ['type', 'entity', 'label', 'descrip
   'precision', 'scale', 'values', 'default', 'minimum', 'maximum', 'onDelete', 'unique', 'index', 'translatable', 'internal',
   'sort', 'search', 'filter', 'widget'];
 
-export function orderField(f: ManifestField): ManifestField {
+function orderField(f: ManifestField): ManifestField {
   const out: Record<string, unknown> = {};
   for (const key of FIELD_KEYS) if (f[key] !== undefined) out[key] = f[key];
   for (const [key, value] of Object.entries(f)) if (!(key in out) && value !== undefined) out[key] = value;

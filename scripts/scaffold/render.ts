@@ -9,7 +9,7 @@ import Handlebars from 'handlebars';
 import type { EntityPlan, ModulePlan } from './model.ts';
 import type { TestView } from './test-plan.ts';
 
-export const TEMPLATE_DIR = fileURLToPath(new URL('../../templates/module/', import.meta.url));
+const TEMPLATE_DIR = fileURLToPath(new URL('../../templates/module/', import.meta.url));
 
 /** JSON on one line the way the catalog manifest writes it: { "a": 1, "b": ["x", "y"] } */
 export function inline(value: unknown): string {

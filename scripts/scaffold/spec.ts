@@ -89,7 +89,7 @@ function ajvProblem(errors: typeof validateSpec.errors): string {
   return `${e.instancePath || '/'} ${e.message}${extra}`;
 }
 
-export async function readSpecFile(path: string): Promise<SpecFileData> {
+async function readSpecFile(path: string): Promise<SpecFileData> {
   let text: string;
   try { text = await readFile(path, 'utf8'); } catch (err) {
     throw badInput('--spec', `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);

@@ -1,9 +1,8 @@
 // Request helpers the CRM tests share (not a test file: tap runs *.test.ts only).
 import type { TestContext } from '../../helper.ts';
-import { apiAs, expectStatus, type Api } from '../core/core-api.ts';
+import { apiAs, expectStatus } from '../core/core-api.ts';
 
-export { apiAs, expectProblem, expectStatus, UNKNOWN_ID } from '../core/core-api.ts';
-export type { Api };
+export { expectProblem, expectStatus, UNKNOWN_ID } from '../core/core-api.ts';
 
 export function crmApi(ctx: TestContext, token: string) {
   const api = apiAs(ctx, token);

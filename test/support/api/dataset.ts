@@ -38,7 +38,7 @@ function dependencies(api: Api, op: ApiOperation): string[] {
   return [...out];
 }
 
-export function creationOrder(api: Api): ApiOperation[] {
+function creationOrder(api: Api): ApiOperation[] {
   const creators = new Map<string, ApiOperation>();
   for (const op of api.ops) if (op.entity && !creators.has(op.entity) && api.creator(op.entity) === op) creators.set(op.entity, op);
   const order: ApiOperation[] = [];
@@ -54,7 +54,7 @@ export function creationOrder(api: Api): ApiOperation[] {
   return order;
 }
 
-export const versionOf = (res: { headers: Record<string, unknown> }) => Number(String(res.headers.etag ?? '').replace(/"/g, ''));
+const versionOf = (res: { headers: Record<string, unknown> }) => Number(String(res.headers.etag ?? '').replace(/"/g, ''));
 
 /** copies: rows per entity; copy i refers to copy i of each parent (so composite unique keys stay unique). */
 export async function buildDataset(app: FastifyInstance, api: Api, o: { token: string; company?: string; marker: string; seed: number; copies?: number }): Promise<Dataset> {

@@ -88,7 +88,7 @@ function manifestRoutes(kernel: Kernel): Map<string, Known> {
   return out;
 }
 
-export function describeApi(doc: Doc, kernel: Kernel): Api {
+function describeApi(doc: Doc, kernel: Kernel): Api {
   const resolve = (s: Schema): Schema => (s?.$ref ? resolve(doc.components.schemas[s.$ref.split('/').pop()!]) : s);
   const model = (name: string) => kernel.models.get(name);
   const refTarget = (entity: string | undefined, name: string): string | undefined => {

@@ -22,7 +22,7 @@ const INTERNALS: Array<[string, RegExp]> = [
 const NEVER = new Set(['stack trace', 'file path', 'runtime message']);
 
 /** Findings of internals in a body; `request` is everything the request sent (excuses echoes). */
-export function internalsIn(body: string, request: string, only?: Set<string>): string[] {
+function internalsIn(body: string, request: string, only?: Set<string>): string[] {
   const out: string[] = [];
   for (const [what, re] of INTERNALS) {
     if (only && !only.has(what)) continue;

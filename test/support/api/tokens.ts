@@ -5,7 +5,7 @@ import { testConfig } from '../../helper.ts';
 
 type Claims = Record<string, unknown>;
 const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
-export const claimsOf = (token: string): Claims => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8'));
+const claimsOf = (token: string): Claims => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8'));
 /** Only what the kernel puts in a token; the signer adds iat, exp and iss again. */
 const own = ({ sub, tid, rol, cid, pc }: Claims) => ({ sub, tid, rol, cid, pc });
 

@@ -19,7 +19,7 @@ const DOMAIN = new Set(['CONFLICT', 'STATE_LOCKED', 'VALIDATION_FAILED']);
 export interface Chains { entity: string; attempts: number; completed: number }
 
 export async function lifecycle(rec: Recorder, entity: string, runs: number, seed: number): Promise<Chains> {
-  const { api, pool, a } = rec.world;
+  const { api, pool } = rec.world;
   const ops = (kind: ApiOperation['kind']) => api.ops.find((o) => o.entity === entity && o.kind === kind);
   const [create, read, patch, put, del] = [ops('create'), ops('read'), ops('update'), ops('replace'), ops('delete')];
   const out: Chains = { entity, attempts: 0, completed: 0 };

@@ -13,7 +13,7 @@ import type { World } from './world.ts';
 
 const decode = (s: string) => { try { return decodeURIComponent(s); } catch { return s; } };
 
-export const show = (req: FuzzRequest, res: LightMyRequestResponse) => `${req.method} ${cut(req.path, 160)}${req.query ? `?${cut(req.query, 300)}` : ''} `
+const show = (req: FuzzRequest, res: LightMyRequestResponse) => `${req.method} ${cut(req.path, 160)}${req.query ? `?${cut(req.query, 300)}` : ''} `
   + `caller=${req.caller}${req.caller === 'forged' ? `(${cut(req.token ?? '', 60)})` : ''} headers=${cut(JSON.stringify(req.headers), 300)} `
   + `body=${req.body ? `${JSON.stringify(req.body.type)} ${JSON.stringify(cut(req.body.text, 400))}` : '-'}`
   + `\n    -> ${res.statusCode} ${res.headers['content-type']} ${cut(res.body, 600)}`;

@@ -14,12 +14,12 @@ import { lifecycle } from './lifecycle.ts';
 import { boundaries } from './boundaries.ts';
 import { frameworkRefusals, missingMethods, refreshRace } from './scenarios.ts';
 
-export const SEED = Number(process.env.FUZZ_SEED ?? 20_261_122);
-export const RUNS = Math.max(1, Number(process.env.FUZZ_RUNS ?? (onPglite ? 16 : 64)));
+const SEED = Number(process.env.FUZZ_SEED ?? 20_261_122);
+const RUNS = Math.max(1, Number(process.env.FUZZ_RUNS ?? (onPglite ? 16 : 64)));
 const KERNEL = new Set(['auth', 'platform', 'health']);
 const hash = (s: string) => [...s].reduce((h, c) => (Math.imul(h, 31) + c.charCodeAt(0)) | 0, 0) >>> 0;
 
-export function groupsOf(api: Api, shard: number, count: number): Set<string> {
+function groupsOf(api: Api, shard: number, count: number): Set<string> {
   const sizes = new Map<string, number>();
   for (const op of api.ops) sizes.set(op.group, (sizes.get(op.group) ?? 0) + 1);
   const load = Array.from({ length: count }, () => 0);

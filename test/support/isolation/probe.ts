@@ -24,7 +24,7 @@ export function random(seed: number): () => number {
 }
 
 /** A UUIDv7: the time now, the rest from the seeded generator. */
-export function uuidv7(rand: () => number): string {
+function uuidv7(rand: () => number): string {
   const ms = Date.now();
   const b = Array.from({ length: 16 }, (_, i) => (i < 6 ? Math.floor(ms / 2 ** (8 * (5 - i))) & 0xff : Math.floor(rand() * 256)));
   b[6] = (b[6] & 0x0f) | 0x70;

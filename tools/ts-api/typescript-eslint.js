@@ -1,0 +1,2 @@
+import tseslint from 'typescript-eslint';
+export default tseslint;
