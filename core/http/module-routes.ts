@@ -37,8 +37,11 @@ export function registerModuleRoutes(app: FastifyInstance, kernel: Kernel, modul
 function registerCustomRoute(app: FastifyInstance, kernel: Kernel, module: LoadedModule, route: CustomRoute, index: number): void {
   const handler = module.plugin?.handlers?.[route.handler];
   if (!handler) throw new ManifestError(module.file, `/routes/${index}/handler`, `plugins/${module.manifest.id}/index.ts exports no handler "${route.handler}"`);
+  if (typeof handler.handle !== 'function') throw new ManifestError(module.file, `/routes/${index}/handler`, `plugins/${module.manifest.id}/index.ts: "${route.handler}" is no handler (make it with handler() from core/plugin-api.ts)`);
+  // schemas are declared once: in the handler (TypeBox, typing its request) or in the manifest
+  if (route.schema && Object.keys(handler.schema).length) throw new ManifestError(module.file, `/routes/${index}/schema`, `the schemas of "${route.handler}" are declared in its handler too; keep one`);
   const subject = kernel.models.get(route.access.subject);
-  const schema = route.schema ?? {};
+  const schema = (route.schema ?? handler.schema) as NonNullable<CustomRoute['schema']>;
   app.route({
     method: route.method,
     url: route.path,
@@ -52,6 +55,6 @@ function registerCustomRoute(app: FastifyInstance, kernel: Kernel, module: Loade
       ...(schema.body ? { body: schema.body } : {}),
       response: { ...(schema.response ?? {}), ...problemResponses([400, 401, 403, 404, 409, 422, 429, 500, 503]) },
     },
-    handler: (request, reply) => handler(kernel.services.contextOf(crudContext(request, kernel)), request, reply),
+    handler: (request, reply) => handler.handle(kernel.services.contextOf(crudContext(request, kernel)), request as never, reply),
   });
 }

@@ -107,7 +107,7 @@ export const CustomRouteSchema = Type.Object({
     querystring: Type.Optional(Type.Unknown()),
     body: Type.Optional(Type.Unknown()),
     response: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-  }, { additionalProperties: false })),
+  }, { additionalProperties: false, description: 'JSON Schemas of the route; usually declared in the handler instead (handler() of core/plugin-api.ts, TypeBox), which types its request. Not both.' })),
 }, { additionalProperties: false });
 
 const MenuSchema = Type.Object({

@@ -4,12 +4,12 @@
 // administrators (the routes are admin: true). Roles and companies reach a
 // user's token at their next login or refresh; the tenant always keeps an
 // active administrator.
-import { pick, validationError, type ModuleContext, type PluginHandler, type Row } from '../../core/plugin-api.ts';
+import { handler, pick, validationError, type ModuleContext, type Row } from '../../core/plugin-api.ts';
+import { CompanyIds, CompanyList, RoleIds, RoleList, UserParams } from './schemas.ts';
 import { assertAdminLeft } from './admin-guard.ts';
 
 const MAX = 1000;
 const page = <T>(items: T[]) => ({ items, page: 1, size: MAX, total: items.length });
-const idOf = (request: { params: unknown }) => (request.params as { id: string }).id;
 
 export async function rolesOf(ctx: ModuleContext, userId: string) {
   const all = ctx.system();
@@ -46,35 +46,35 @@ async function replaceLinks(tx: ModuleContext, link: string, key: string, userId
   for (const id of ids) if (!held.has(id)) await links.create({ userId, [key]: id });
 }
 
-export const listUserRoles: PluginHandler = async (ctx, request) => {
-  const user = await ctx.data('User').read(idOf(request));
+export const listUserRoles = handler({ params: UserParams, response: { 200: RoleList } }, async (ctx, request) => {
+  const user = await ctx.data('User').read(request.params.id);
   return rolesOf(ctx, user.id);
-};
+});
 
-export const setUserRoles: PluginHandler = async (ctx, request) => {
-  const { roleIds } = request.body as { roleIds: string[] };
+export const setUserRoles = handler({ params: UserParams, body: RoleIds, response: { 200: RoleList } }, async (ctx, request) => {
+  const { roleIds } = request.body;
   return ctx.transaction(async (tx) => {
     // the user's row first, as every user write locks it: role changes of one user go in turn
-    const user = await tx.data('User').lock(idOf(request));
+    const user = await tx.data('User').lock(request.params.id);
     await requireRows(tx, 'Role', 'roleIds', roleIds);
     await replaceLinks(tx, 'UserRole', 'roleId', user.id, roleIds);
     await assertAdminLeft(tx);
     await tx.rolesChanged();
     return rolesOf(tx, user.id);
   });
-};
+});
 
-export const listUserCompanies: PluginHandler = async (ctx, request) => {
-  const user = await ctx.data('User').read(idOf(request));
+export const listUserCompanies = handler({ params: UserParams, response: { 200: CompanyList } }, async (ctx, request) => {
+  const user = await ctx.data('User').read(request.params.id);
   return companiesOf(ctx, user.id);
-};
+});
 
-export const setUserCompanies: PluginHandler = async (ctx, request) => {
-  const { companyIds } = request.body as { companyIds: string[] };
+export const setUserCompanies = handler({ params: UserParams, body: CompanyIds, response: { 200: CompanyList } }, async (ctx, request) => {
+  const { companyIds } = request.body;
   return ctx.transaction(async (tx) => {
-    const user = await tx.data('User').lock(idOf(request));
+    const user = await tx.data('User').lock(request.params.id);
     await requireRows(tx, 'Company', 'companyIds', companyIds);
     await replaceLinks(tx, 'UserCompany', 'companyId', user.id, companyIds);
     return companiesOf(tx, user.id);
   });
-};
+});

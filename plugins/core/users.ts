@@ -3,13 +3,12 @@
 // response ever carries either. Both writes go through the User entity's
 // scoped data access, so its hooks (escalation, e-mail case), the version
 // and the audit trail apply as on the generated routes.
-import { etag, hashPassword, type PluginHandler } from '../../core/plugin-api.ts';
+import { etag, handler, hashPassword, Type } from '../../core/plugin-api.ts';
 import { assertMayChange } from './escalation.ts';
+import { NewPassword, NewUser, UserParams } from './schemas.ts';
 
-interface NewUser { email: string; name: string; password: string; primaryCompanyId?: string | null; [field: string]: unknown }
-
-export const createUser: PluginHandler = async (ctx, request, reply) => {
-  const { password, ...fields } = request.body as NewUser;
+export const createUser = handler({ body: NewUser, response: { 201: Type.Ref('CoreUser') } }, async (ctx, request, reply) => {
+  const { password, ...fields } = request.body;
   const passwordHash = await hashPassword(password);
   const users = ctx.data('User');
   const row = await ctx.transaction(async (tx) => {
@@ -20,11 +19,11 @@ export const createUser: PluginHandler = async (ctx, request, reply) => {
   });
   reply.header('location', `/api/users/${row.id}`).header('etag', etag(row.version));
   return reply.code(201).send(users.toDto(row));
-};
+});
 
-export const setUserPassword: PluginHandler = async (ctx, request, reply) => {
-  const { id } = request.params as { id: string };
-  const { password } = request.body as { password: string };
+export const setUserPassword = handler({ params: UserParams, body: NewPassword, response: { 204: Type.Null({ description: 'Password set' }) } }, async (ctx, request, reply) => {
+  const { id } = request.params;
+  const { password } = request.body;
   await ctx.data('User').read(id); // 404 before the costly hash
   await assertMayChange(ctx, id);
   const passwordHash = await hashPassword(password);
@@ -35,4 +34,4 @@ export const setUserPassword: PluginHandler = async (ctx, request, reply) => {
     await tx.revokeUserSessions(id);
   });
   return reply.code(204).send();
-};
+});

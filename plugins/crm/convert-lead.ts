@@ -3,19 +3,41 @@
 // one transaction. Every write goes through the entities' scoped data access, so the
 // access rules, reference checks, the lead's state flow and the activity log
 // apply as on the generated routes; any failure rolls all of it back.
-import { httpError, type PluginHandler, type Row } from '../../core/plugin-api.ts';
+import { handler, httpError, Type, type Row } from '../../core/plugin-api.ts';
 
-interface ConvertBody {
-  customer?: { name?: string; code?: string | null; currency?: string };
-  opportunity?: { name?: string; amount?: string | null; expectedCloseDate?: string | null; ownerId?: string | null; stage?: string; probability?: number };
-}
+const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
+
+export const ConvertLeadSchemas = {
+  params: Type.Object({ id: Type.String({ format: 'uuid' }) }, { additionalProperties: false }),
+  body: Type.Object({
+    customer: Type.Optional(Type.Object({
+      name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+      code: Type.Optional(Nullable(Type.String({ maxLength: 40 }))),
+      currency: Type.Optional(Type.String({ pattern: '^[A-Z]{3}$' })),
+    }, { additionalProperties: false, description: 'overrides of the customer made from the lead (default: its company name, currency and owner)' })),
+    opportunity: Type.Optional(Type.Object({
+      name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+      amount: Type.Optional(Nullable(Type.String({ pattern: '^(0|[1-9]\\d{0,11})(\\.\\d{1,2})?$' }))),
+      expectedCloseDate: Type.Optional(Nullable(Type.String({ format: 'date' }))),
+      ownerId: Type.Optional(Nullable(Type.String({ format: 'uuid' }))),
+      stage: Type.Optional(Type.Enum(['prospecting', 'qualification', 'proposal', 'negotiation'])),
+      probability: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
+    }, { additionalProperties: false, description: 'create an opportunity for the new customer as well' })),
+  }, { additionalProperties: false }),
+  response: {
+    201: Type.Object({
+      lead: Type.Ref('CrmLead'), customer: Type.Ref('CrmCustomer'), contact: Type.Ref('CrmContact'),
+      opportunity: Type.Union([Type.Ref('CrmOpportunity'), Type.Null()]),
+    }, { additionalProperties: false }),
+  },
+};
 
 /** Drops null and undefined values: a create then applies the field's default. */
 const given = (o: Row) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null && v !== undefined));
 
-export const convertLead: PluginHandler = async (ctx, request, reply) => {
-  const { id } = request.params as { id: string };
-  const body = (request.body ?? {}) as ConvertBody;
+export const convertLead = handler(ConvertLeadSchemas, async (ctx, request, reply) => {
+  const { id } = request.params;
+  const body = request.body ?? {};
 
   const rows = await ctx.transaction(async (tx) => {
     const [leads, customers, contacts, opportunities] = ['Lead', 'Customer', 'Contact', 'Opportunity'].map((e) => tx.data(e));
@@ -50,4 +72,4 @@ export const convertLead: PluginHandler = async (ctx, request, reply) => {
   const dto = (entity: string, row: Row | null) => (row ? ctx.data(entity).toDto(row) : null);
   reply.code(201).header('location', `/api/crm/customers/${rows.customer.id}`);
   return { lead: dto('Lead', rows.lead), customer: dto('Customer', rows.customer), contact: dto('Contact', rows.contact), opportunity: dto('Opportunity', rows.opportunity) };
-};
+});
