@@ -69,7 +69,7 @@ export async function buildApp(kernel: Kernel, opts: AppOptions = {}): Promise<F
   await installOpenApi(app, kernel);
   await app.register(rateLimit, {
     global: true, hook: 'preHandler', max: config.rateLimit.max, timeWindow: config.rateLimit.windowMs,
-    keyGenerator: (request) => request.caller ? `${request.caller.tid}:${request.caller.sub}` : request.ip,
+    keyGenerator: (request) => (request.principal && request.tenant ? `${request.tenant.id}:${request.principal.id}` : request.ip),
     errorResponseBuilder: (_request, ctx) => httpError('RATE_LIMITED', `limit of ${ctx.max} requests per ${ctx.after} reached`),
   });
   installRequestContext(app, kernel, tokens, abilities);

@@ -28,6 +28,7 @@ import type { ModuleContext } from './context/module-context.ts';
 import { crudContextOf } from './context/context-for.ts';
 import { endUserSessions } from './auth/sessions.ts';
 import { ManifestError } from './manifest/errors.ts';
+import type { Authenticator } from './context/authenticators.ts';
 
 export interface LoadedModule extends LoadedManifest { plugin?: PluginModule }
 
@@ -52,6 +53,8 @@ export interface Kernel {
   abilities: AbilityFactory;
   /** scoped data access per entity, with every module's write hooks */
   services: KernelServices;
+  /** principals other than users, by name, from the modules' plugins */
+  authenticators: Map<string, Authenticator>;
   /**
    * A context without a request (jobs, subscribers, scripts, demo data): the
    * same scoped data access, ability and transactions a request gets.
@@ -109,6 +112,7 @@ export async function openKernel(config: Config): Promise<Kernel> {
     },
     close: async () => { unsubscribe(); await listener?.close(); await dbs.close(); },
   } as Kernel;
+  kernel.authenticators = authenticatorsOf(modules);
   kernel.abilities = new AbilityFactory(kernel.permissions, new RoleDirectory(kernel));
   const unsubscribe = roleChanges.subscribe((tenantId) => kernel.abilities.invalidate(tenantId));
   kernel.services = new KernelServices({
@@ -127,6 +131,18 @@ export async function openKernel(config: Config): Promise<Kernel> {
     return kernel.services.contextOf(crudContextOf({ tenant, principal, ability, companyId, em, read: { prefs: [lang], translations: false }, writeLanguage: lang }));
   };
   return kernel;
+}
+
+/** Every module's authenticators by name; two of one name stop the start. */
+function authenticatorsOf(modules: LoadedModule[]): Map<string, Authenticator> {
+  const out = new Map<string, Authenticator>();
+  for (const m of modules) {
+    for (const [name, a] of Object.entries(m.plugin?.authenticators ?? {})) {
+      if (out.has(name)) throw new ManifestError(m.file, '/', `plugins/${m.manifest.id}/index.ts exports authenticator "${name}", which another module exports too`);
+      out.set(name, a);
+    }
+  }
+  return out;
 }
 
 /** Every module's write hooks by entity; a hook on an entity no module declares stops the start. */

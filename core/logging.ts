@@ -20,7 +20,7 @@ export function installRequestLog(app: FastifyInstance): void {
     // tenant and user are null, not absent, when nobody authenticated: every line has the same keys
     request.log.info({
       method: request.method, url: request.url.split('?')[0], status: reply.statusCode,
-      ms: Math.round(reply.elapsedTime * 10) / 10, tenant: request.caller?.tid ?? null, user: request.caller?.sub ?? null,
+      ms: Math.round(reply.elapsedTime * 10) / 10, tenant: request.tenant?.id ?? request.caller?.tid ?? null, user: request.principal?.id ?? request.caller?.sub ?? null,
     }, 'request');
   });
 }

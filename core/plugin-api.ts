@@ -9,6 +9,8 @@ export { Type } from 'typebox';
 export type { EntityHooks, WriteEvent, BeforeWriteEvent } from './context/hooks.ts';
 export type { ModuleContext, EntityData, Principal } from './context/module-context.ts';
 export type { Row, Dto } from './crud/row-mapper.ts';
+export type { Authenticator, Authentication } from './context/authenticators.ts';
+export { SYSTEM } from './access/principal.ts';
 export { validationError } from './context/module-context.ts';
 export { httpError } from './errors.ts';
 export { etag } from './crud/crud-service.ts';

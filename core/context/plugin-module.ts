@@ -9,6 +9,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Static, TSchema } from 'typebox';
 import type { ModuleContext } from './module-context.ts';
 import type { EntityHooks } from './hooks.ts';
+import type { Authenticator } from './authenticators.ts';
 
 /** A custom route's schemas; `response` by status code ($ref to an entity's schema by id, e.g. Type.Ref('CrmLead')). */
 export interface RouteSchemas {
@@ -37,4 +38,6 @@ export interface PluginModule {
   // each handler has its own schemas
   handlers?: Record<string, PluginHandler<any>>;
   hooks?: Record<string, EntityHooks>;
+  /** by name; a custom route accepts one with `"auth": "<name>"` */
+  authenticators?: Record<string, Authenticator>;
 }

@@ -46,11 +46,9 @@ function translationsParam(value: unknown): boolean | string[] {
 /** The data context of an authenticated request (the pipeline resolved tenant, company and ability). */
 export function crudContext(request: FastifyRequest, kernel: Kernel): CrudContext {
   const tenant = request.tenant!;
-  const caller = request.caller!;
   const fallback = tenant.defaultLanguage ?? kernel.config.defaultLanguage;
   return crudContextOf({
-    tenant, em: request.em!, ability: request.ability!, companyId: request.companyId,
-    principal: { kind: 'user', id: caller.sub, roles: caller.rol, companyIds: caller.cid },
+    tenant, em: request.em!, ability: request.ability!, companyId: request.companyId, principal: request.principal!,
     read: { prefs: languagePreference(request.headers['accept-language'], fallback), translations: translationsParam((request.query as Record<string, unknown> | undefined)?.translations) },
     writeLanguage: writeLanguage(request.headers['content-language'] as string | undefined, fallback),
   });

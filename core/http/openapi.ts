@@ -25,7 +25,7 @@ function completeRouteSchema(route: RouteOptions): void {
   const declared = schema.response ?? {};
   const missing = kernelProblems(schema).filter((s) => !(s in declared) && !('4xx' in declared || '4XX' in declared));
   const access = route.config?.access;
-  const security = schema.security ?? (access ? (access.auth === 'public' ? [] : [{ bearerAuth: [] }]) : undefined);
+  const security = schema.security ?? (access ? (access.auth === 'public' ? [] : [{ [access.authenticator ?? 'bearerAuth']: [] }]) : undefined);
   if (!missing.length && security === schema.security) return;
   route.schema = { ...schema, ...(security ? { security } : {}), response: { ...declared, ...problemResponses(missing) } } as RouteOptions['schema'];
 }
@@ -48,7 +48,7 @@ export async function installOpenApi(app: FastifyInstance, kernel: Kernel): Prom
         { name: 'Health', description: 'Liveness and readiness' },
         ...kernel.modules.filter((m) => m.manifest.routes?.length).map((m) => ({ name: m.manifest.name, description: m.manifest.description ?? m.manifest.name })),
       ],
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, ...Object.fromEntries([...kernel.authenticators].map(([name, a]) => [name, a.scheme])) } },
       security: [{ bearerAuth: [] }],
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `Schema${i}`) },

@@ -102,6 +102,7 @@ export const CustomRouteSchema = Type.Object({
   summary: Type.String(),
   access: Type.Object({ action: Type.String(), subject: Type.String() }, { additionalProperties: false }),
   admin: Type.Optional(Type.Boolean()),
+  auth: Type.Optional(Type.String({ pattern: '^[a-z][a-z0-9-]*$', description: 'an authenticator a plugin exports (e.g. API-key clients): the route accepts its credentials only, not user tokens' })),
   schema: Type.Optional(Type.Object({
     params: Type.Optional(Type.Unknown()),
     querystring: Type.Optional(Type.Unknown()),
