@@ -1,21 +1,3 @@
-// pg ships no types (and @types/pg is not a dependency): the few parts the bench
-// uses, typed here. createRequire loads the same module instance MikroORM's
-// `import { Pool } from 'pg'` gets (pg's ESM entry re-exports its CommonJS one).
-import { createRequire } from 'node:module';
-
-export interface QueryResult { rows: Record<string, any>[] }
-export interface PoolClient { query(sql: string, values?: unknown[]): Promise<QueryResult>; release(): void }
-export interface Pool { query(sql: string, values?: unknown[]): Promise<QueryResult>; connect(): Promise<PoolClient>; end(): Promise<void>; on(event: 'error', fn: (err: Error) => void): void }
-export interface TypeOverrides { setTypeParser(oid: number, parse: (text: string) => unknown): void }
-
-export interface Client { connect(): Promise<void>; query(sql: string, values?: unknown[]): Promise<QueryResult>; end(): Promise<void> }
-
-interface PgModule {
-  Client: (new (o: { connectionString: string }) => Client) & { prototype: { query: (...args: unknown[]) => unknown } };
-  Pool: new (o: { connectionString?: string; max: number; min: number; types: TypeOverrides }) => Pool;
-  TypeOverrides: new () => TypeOverrides;
-  escapeLiteral(s: string): string;
-}
-
-const pg = createRequire(import.meta.url)('pg') as PgModule;
-export default pg;
+// The bench uses the kernel's typed node-postgres (core/db/pg.ts).
+export * from '../core/db/pg.ts';
+export { default } from '../core/db/pg.ts';

@@ -20,6 +20,7 @@
 import type { EntityModel } from '../model/entity-model.ts';
 import { bind, usesCaller } from '../access/permission-catalog.ts';
 import { q, type Params } from './sql.ts';
+import type { FieldOperator, KernelField } from '../manifest/conditions.ts';
 
 export type Condition = Record<string, unknown>;
 /** A boolean SQL expression; called once per statement, it adds its values to the statement's Params. */
@@ -29,8 +30,7 @@ export type Models = ReadonlyMap<string, EntityModel>;
 
 export interface Related { entity: string; on: Record<string, string>; where?: Condition }
 
-const KERNEL_COLUMNS: Record<string, string> = { id: 'id', companyId: 'company_id', createdAt: 'created_at', updatedAt: 'updated_at', version: 'version' };
-const RANGE: Record<string, string> = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' };
+const KERNEL_COLUMNS: Record<KernelField, string> = { id: 'id', companyId: 'company_id', createdAt: 'created_at', updatedAt: 'updated_at', version: 'version' };
 export const TRUE: Fragment = () => 'true';
 const FALSE: Fragment = () => 'false';
 
@@ -65,7 +65,7 @@ export function matching(model: EntityModel, values: Record<string, unknown>): F
 
 /** The column of a field (manifest or kernel), or undefined. */
 export function columnOf(model: EntityModel, field: string): string | undefined {
-  return KERNEL_COLUMNS[field] ?? model.byName.get(field)?.column;
+  return KERNEL_COLUMNS[field as KernelField] ?? model.byName.get(field)?.column;
 }
 
 export function and(parts: Fragment[]): Fragment {
@@ -120,19 +120,23 @@ function compare(col: string, value: unknown): Fragment {
   return and(Object.entries(value as Condition).map(([name, v]) => op(col, name, v)));
 }
 
+type Value = (p: Params) => unknown;
+/** One entry per operator the manifest loader accepts (FIELD_OPERATORS): a new one fails the type check until compiled here. */
+const OPERATORS: Record<FieldOperator, (col: string, value: Value) => Fragment> = {
+  $eq: (col, value) => (p) => `${col} = ${p.add(value(p))}`,
+  $ne: (col, value) => (p) => `${col} is distinct from ${p.add(value(p))}`,
+  $gt: (col, value) => (p) => `${col} > ${p.add(value(p))}`,
+  $gte: (col, value) => (p) => `${col} >= ${p.add(value(p))}`,
+  $lt: (col, value) => (p) => `${col} < ${p.add(value(p))}`,
+  $lte: (col, value) => (p) => `${col} <= ${p.add(value(p))}`,
+  $in: (col, value) => (p) => `${col} = any(${p.add(value(p))})`,
+  $nin: (col, value) => (p) => `(${col} is null or not (${col} = any(${p.add(value(p))})))`,
+};
+
 function op(col: string, name: string, v: unknown): Fragment {
   if (name === '$eq' && v === null) return () => `${col} is null`;
   if (name === '$ne' && v === null) return () => `${col} is not null`;
-  const value = valueOf(v);
-  switch (name) {
-    case '$eq': return (p) => `${col} = ${p.add(value(p))}`;
-    case '$ne': return (p) => `${col} is distinct from ${p.add(value(p))}`;
-    case '$in': return (p) => `${col} = any(${p.add(value(p))})`;
-    case '$nin': return (p) => `(${col} is null or not (${col} = any(${p.add(value(p))})))`;
-    default: {
-      const sql = RANGE[name];
-      if (!sql) throw new Error(`unsupported operator ${name}`);
-      return (p) => `${col} ${sql} ${p.add(value(p))}`;
-    }
-  }
+  const compile = OPERATORS[name as FieldOperator];
+  if (!compile) throw new Error(`unsupported operator ${name}`);
+  return compile(col, valueOf(v));
 }

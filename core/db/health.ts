@@ -6,19 +6,8 @@
 //          while the database accepts a fresh one is wedged: only a restart
 //          helps, so liveness fails. While the database itself is down the
 //          process is fine (a restart would not help) and stays live.
-import { createRequire } from 'node:module';
+import pg from './pg.ts';
 import type { Databases } from './databases.ts';
-
-interface DirectClient {
-  connect(): Promise<void>;
-  query(sql: string): Promise<unknown>;
-  end(): Promise<void>;
-  on(event: 'error', fn: () => void): void;
-}
-// pg ships CommonJS without types; the same module MikroORM uses
-const { Client } = createRequire(import.meta.url)('pg') as {
-  Client: new (o: { connectionString: string; connectionTimeoutMillis: number }) => DirectClient;
-};
 
 const HEALTH_TIMEOUT_MS = 2000;
 
@@ -44,7 +33,7 @@ export async function unreadyDatabases(dbs: Databases, ms = HEALTH_TIMEOUT_MS): 
 }
 
 async function acceptsFreshConnection(url: string, ms: number): Promise<boolean> {
-  const client = new Client({ connectionString: url, connectionTimeoutMillis: ms });
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: ms });
   client.on('error', () => undefined);
   try {
     return await within(client.connect().then(() => client.query('select 1')), ms);

@@ -2,18 +2,10 @@
 // (tenant registry, token revocations). After an error it reconnects with
 // backoff until it succeeds, and each reconnect (and a periodic timer) calls
 // the reload callbacks, since notifications sent while it was down are lost.
-import { createRequire } from 'node:module';
+import pg, { type Client } from './pg.ts';
 
-interface Notification { channel: string; payload?: string }
-export interface ListenClient {
-  connect(): Promise<void>;
-  query(sql: string): Promise<unknown>;
-  on(event: 'notification', fn: (n: Notification) => void): void;
-  on(event: 'error' | 'end', fn: (err?: Error) => void): void;
-  end(): Promise<void>;
-}
-// pg ships CommonJS without types; it is the driver MikroORM uses, pinned to the same version
-const { Client } = createRequire(import.meta.url)('pg') as { Client: new (o: { connectionString: string }) => ListenClient };
+export type ListenClient = Client;
+const { Client: PgClient } = pg;
 
 export interface ListenerOptions {
   /** first and longest wait before reconnecting; doubles in between */
@@ -70,7 +62,7 @@ export class PgListener {
   }
 
   async #connect(): Promise<void> {
-    const c = this.#opts.client ? this.#opts.client(this.#url) : new Client({ connectionString: this.#url });
+    const c = this.#opts.client ? this.#opts.client(this.#url) : new PgClient({ connectionString: this.#url });
     let lost = false;
     const onLost = (err?: Error) => {
       if (lost) return;

@@ -4,12 +4,14 @@
 // start with the file and JSON pointer, never a 500 on a later list.
 import { escapePointer } from './field-rules.ts';
 
-/** Comparison operators on one field (the SQL reader compiles exactly these). */
+/** Comparison operators on one field (data/scope.ts compiles exactly these: its table is typed by this list). */
 export const FIELD_OPERATORS = ['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin'] as const;
+export type FieldOperator = typeof FIELD_OPERATORS[number];
 /** Operators that combine conditions; $exists relates another entity's rows (see data/scope.ts). */
 export const LOGICAL_OPERATORS = ['$and', '$or', '$not', '$exists'] as const;
 /** Columns every entity has beside its manifest fields (companyId: company-scoped ones). */
 export const KERNEL_FIELDS = ['id', 'createdAt', 'updatedAt', 'version'] as const;
+export type KernelField = typeof KERNEL_FIELDS[number] | 'companyId';
 
 const FIELD_OPS = new Set<string>(FIELD_OPERATORS);
 const LIST_OPS = new Set(['$in', '$nin']);
