@@ -15,7 +15,8 @@ import { isDeepStrictEqual } from 'node:util';
 import pg from './pg.ts';
 
 /** What a statement's $n carries: a request variable, or a constant of the captured probe. */
-export type Param = { slot: string } | { value: unknown };
+/** A bound value: a request variable (`json`: sent as its JSON text, as Plinth binds documents for ::jsonb), or a constant. */
+export type Param = { slot: string; json?: true } | { value: unknown };
 /** One statement of a scenario, in the order Plinth issued it. */
 export interface Template { sql: string; params?: Param[] }
 export type Templates = Record<string, Template[]>;
@@ -59,7 +60,7 @@ export function binder(params: Param[]): (vars: Vars) => unknown[] {
   const get = params.map((p) => ('slot' in p ? (vars: Vars) => {
     const v = vars[p.slot];
     if (v === undefined) throw new Error(`no value for bind parameter ${p.slot}`);
-    return v;
+    return p.json ? JSON.stringify(v) : v;
   } : () => p.value));
   return (vars) => get.map((g) => g(vars));
 }
@@ -81,6 +82,10 @@ export function paramsOf(values: unknown[], vars: Vars, statement: string): Para
     const hits = Object.entries(vars).filter(([, x]) => isDeepStrictEqual(x, v)).map(([k]) => k);
     if (hits.length > 1) throw new Error(`bind parameter $${i + 1} (${JSON.stringify(v)}) equals several request variables (${hits.join(', ')}): make the probe's values distinct\n  in: ${statement}`);
     if (hits.length === 1) return { slot: hits[0] };
+    // a JSON document bound as text (::jsonb) whose value is a request variable (translations)
+    const doc = typeof v === 'string' && /^[[{]/.test(v) ? (() => { try { return JSON.parse(v) as unknown; } catch { return undefined; } })() : undefined;
+    const docHits = doc === undefined ? [] : Object.entries(vars).filter(([, x]) => typeof x === 'object' && x !== null && isDeepStrictEqual(x, doc) && JSON.stringify(x) === v).map(([k]) => k);
+    if (docHits.length === 1) return { slot: docHits[0], json: true };
     if (typeof v === 'string' && UUID.test(v)) throw new Error(`bind parameter $${i + 1} is an id (${v}) the capture does not know about\n  in: ${statement}`);
     if (v === undefined || v instanceof Date || typeof v === 'bigint' || typeof v === 'function' || !isDeepStrictEqual(JSON.parse(JSON.stringify(v)), v)) {
       throw new Error(`bind parameter $${i + 1} (${String(v)}) is no plain JSON value; teach bench/sql-template.ts to carry it\n  in: ${statement}`);
