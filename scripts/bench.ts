@@ -56,6 +56,8 @@ const opts = {
 };
 if (opts.as !== 'manager' && opts.as !== 'admin') throw new Error('--as takes manager or admin');
 const scenarios = selectScenarios(o.scenarios);
+/** Reads sampled before writes, so both servers answer every read over the same rows. */
+const readsFirst = (list: Scenario[]) => [...list.filter((s) => !s.write), ...list.filter((s) => s.write)];
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const JWT_SECRET = randomBytes(32).toString('hex');
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
@@ -220,13 +222,14 @@ try {
       const of = scenarios.filter((s) => (s.baseline ?? 'replay') === mode);
       if (!of.length) continue;
       const server = await startBaseline(mode, productTable);
-      for (const s of of) samples.set(s.name, await sample(server, s.probe(bench, `${tag}-b`), bench));
+      for (const s of readsFirst(of)) samples.set(s.name, await sample(server, s.probe(bench, `${tag}-b`), bench));
       await server.stop();
+      // a write probe's row would change the next mode's lists (their totals)
+      await removeWrites(kernel, bench);
     }
-    await removeWrites(kernel, bench);
     const server = await startPlinth();
     try {
-      for (const s of scenarios) assertSame(s, samples.get(s.name)!, await sample(server, s.probe(bench, `${tag}-p`), bench));
+      for (const s of readsFirst(scenarios)) assertSame(s, samples.get(s.name)!, await sample(server, s.probe(bench, `${tag}-p`), bench));
     } finally {
       await server.stop();
       await removeWrites(kernel, bench);
