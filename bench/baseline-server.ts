@@ -203,11 +203,13 @@ app.post('/api/products', { schema: { response: { 201: { $ref: 'Product#' } } } 
   const now = new Date();
   Object.assign(vars, { newId: id, now });
   let version = 0;
+  let returned: Row | undefined;
   await runSequence(S.create, vars, (sql, rows) => {
-    if (/^select count\(\*\)/.test(sql) && Number(rows[0].count) === 0) throw new HttpError(400, 'unknown reference');
-    if (/ returning /.test(sql)) version = rows[0].version;
+    if ((/^select count\(\*\)/.test(sql) && Number(rows[0].count) === 0) || (/^select 1 /.test(sql) && !rows.length)) throw new HttpError(400, 'unknown reference');
+    if (/ returning /.test(sql)) { version = rows[0].version; returned = rows[0]; }
   });
-  const row = {
+  // a statement returning the API's columns (camelCase) is the answer; a bare one (MikroORM's) is completed here
+  const row = returned && 'companyId' in returned ? returned : {
     id, company_id: (request.headers['x-company-id'] as string).toLowerCase(), sku: body.sku, name: { [LANG]: body.name },
     description: body.description === undefined ? {} : { [LANG]: body.description }, price: body.price,
     currency: body.currency ?? 'EUR', unit: body.unit ?? 'piece', stock: body.stock ?? 0, category_id: body.categoryId ?? null,
@@ -224,16 +226,20 @@ app.patch('/api/products/:id', { schema: { response: { 200: { $ref: 'Product#' }
   const now = new Date();
   vars.now = now;
   let row: Row | undefined;
+  let returned: Row | undefined;
   await runSequence(S.update, vars, (sql, rows) => {
-    if (/ for update$/.test(sql)) {
+    if (/ for update( of t)?$/.test(sql)) {
       row = rows[0];
       if (!row) throw new HttpError(404, 'not found');
       vars.version = row.version;
     } else if (/^update /.test(sql)) {
       if (!rows[0]) throw new HttpError(409, 'changed concurrently');
       row!.version = rows[0].version;
+      returned = rows[0];
     }
   });
+  // an update returning the API's columns is the answer; a bare one (MikroORM's) is completed from the locked row
+  if (returned && 'companyId' in returned) return one(reply, returned);
   for (const [k, v] of Object.entries(body)) row![k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)] = v;
   row!.updated_at = now;
   return one(reply, row!);
