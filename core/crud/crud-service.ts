@@ -49,7 +49,20 @@ export interface CrudContext {
 export async function inTransaction<T>(ctx: CrudContext, fn: (tx: CrudContext) => Promise<T>): Promise<T> {
   if (ctx.tx) return fn(ctx);
   const afterCommit: (() => Promise<void>)[] = [];
-  const result = await ctx.em.transactional((em) => fn({ ...ctx, em, tx: { afterCommit, outside: ctx } }));
+  // begin and commit on the connection, without em.transactional's unit-of-work flush: writes are
+  // SQL (data/table.ts); an EntityManager bound to the transaction still serves kernel code using one
+  const connection = ctx.em.getConnection();
+  const trx = await connection.begin();
+  let result: T;
+  try {
+    const em = ctx.em.fork();
+    em.setTransactionContext(trx);
+    result = await fn({ ...ctx, em, tx: { afterCommit, outside: ctx } });
+    await connection.commit(trx);
+  } catch (err) {
+    try { await connection.rollback(trx); } catch { /* the connection died: the pool discards it (db/pool-guard.ts) */ }
+    throw err;
+  }
   for (const f of afterCommit) await f();
   return result;
 }
