@@ -35,18 +35,29 @@ types.setTypeParser(1082, (s: string) => s);
 const pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: Number(env.DB_POOL_SIZE ?? 10), min: 0, types });
 pool.on('error', () => {});
 
-interface Statement { sql: string; slots: string[]; run(on: { query(text: string, values?: unknown[]): Promise<QueryResult> }, vars: Vars): Promise<QueryResult> }
+interface Statement {
+  sql: string;
+  slots: string[];
+  run(on: { query(text: string, values?: unknown[]): Promise<QueryResult> }, vars: Vars): Promise<QueryResult>;
+}
 function statement(t: Template): Statement {
   const render = compile(t.sql);
   const bind = t.params ? binder(t.params) : null;
   return {
-    sql: t.sql, slots: slotsOf(t),
+    sql: t.sql,
+    slots: slotsOf(t),
     run: bind ? (on, vars) => on.query(render(vars), bind(vars)) : (on, vars) => on.query(render(vars)),
   };
 }
 const statements = (name: string) => (templates[name] ?? []).map(statement);
 const S = { read: statements('by-id'), list: statements('list'), search: statements('search'), create: statements('create'), update: statements('update') };
-const bodyKeys = (stmts: Statement[]) => new Set(stmts.flatMap((s) => s.slots).filter((k) => k.startsWith('body:') || k.startsWith('i18n:')).map((k) => k.slice(k.indexOf(':') + 1)));
+const bodyKeys = (stmts: Statement[]) =>
+  new Set(
+    stmts
+      .flatMap((s) => s.slots)
+      .filter((k) => k.startsWith('body:') || k.startsWith('i18n:'))
+      .map((k) => k.slice(k.indexOf(':') + 1)),
+  );
 const createKeys = bodyKeys(S.create);
 const updateKeys = bodyKeys(S.update);
 const TRANSLATABLE = new Set(['name', 'description']);
@@ -66,40 +77,83 @@ function pick(value: Record<string, string> | null): string | null {
 function dto(r: Row) {
   if ('companyId' in r) {
     return {
-      id: r.id, companyId: r.companyId, sku: r.sku, name: pick(r.name), description: pick(r.description),
-      price: r.price, currency: r.currency, unit: r.unit, stock: r.stock, categoryId: r.categoryId,
-      isActive: r.isActive, availableFrom: r.availableFrom, discontinuedAt: r.discontinuedAt,
-      attributes: r.attributes, createdAt: r.createdAt, updatedAt: r.updatedAt, version: r.version,
+      id: r.id,
+      companyId: r.companyId,
+      sku: r.sku,
+      name: pick(r.name),
+      description: pick(r.description),
+      price: r.price,
+      currency: r.currency,
+      unit: r.unit,
+      stock: r.stock,
+      categoryId: r.categoryId,
+      isActive: r.isActive,
+      availableFrom: r.availableFrom,
+      discontinuedAt: r.discontinuedAt,
+      attributes: r.attributes,
+      createdAt: r.createdAt,
+      updatedAt: r.updatedAt,
+      version: r.version,
     };
   }
   return {
-    id: r.id, companyId: r.company_id, sku: r.sku, name: pick(r.name), description: pick(r.description),
-    price: r.price, currency: r.currency, unit: r.unit, stock: r.stock, categoryId: r.category_id,
-    isActive: r.is_active, availableFrom: r.available_from, discontinuedAt: r.discontinued_at,
-    attributes: r.attributes, createdAt: r.created_at, updatedAt: r.updated_at, version: r.version,
+    id: r.id,
+    companyId: r.company_id,
+    sku: r.sku,
+    name: pick(r.name),
+    description: pick(r.description),
+    price: r.price,
+    currency: r.currency,
+    unit: r.unit,
+    stock: r.stock,
+    categoryId: r.category_id,
+    isActive: r.is_active,
+    availableFrom: r.available_from,
+    discontinuedAt: r.discontinued_at,
+    attributes: r.attributes,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    version: r.version,
   };
 }
 
 const nullable = (type: string, extra: Record<string, unknown> = {}) => ({ type: [type, 'null'], ...extra });
 const Product = {
-  $id: 'Product', type: 'object', additionalProperties: false,
+  $id: 'Product',
+  type: 'object',
+  additionalProperties: false,
   properties: {
-    id: { type: 'string', format: 'uuid' }, companyId: { type: 'string', format: 'uuid' }, sku: { type: 'string' },
-    name: { type: 'string' }, description: nullable('string'), price: { type: 'string' }, currency: { type: 'string' },
-    unit: nullable('string'), stock: nullable('integer'), categoryId: nullable('string', { format: 'uuid' }),
-    isActive: nullable('boolean'), availableFrom: nullable('string', { format: 'date' }),
-    discontinuedAt: nullable('string', { format: 'date-time' }), attributes: {},
-    createdAt: { type: 'string', format: 'date-time' }, updatedAt: { type: 'string', format: 'date-time' }, version: { type: 'integer' },
+    id: { type: 'string', format: 'uuid' },
+    companyId: { type: 'string', format: 'uuid' },
+    sku: { type: 'string' },
+    name: { type: 'string' },
+    description: nullable('string'),
+    price: { type: 'string' },
+    currency: { type: 'string' },
+    unit: nullable('string'),
+    stock: nullable('integer'),
+    categoryId: nullable('string', { format: 'uuid' }),
+    isActive: nullable('boolean'),
+    availableFrom: nullable('string', { format: 'date' }),
+    discontinuedAt: nullable('string', { format: 'date-time' }),
+    attributes: {},
+    createdAt: { type: 'string', format: 'date-time' },
+    updatedAt: { type: 'string', format: 'date-time' },
+    version: { type: 'integer' },
   },
 };
 const List = {
-  type: 'object', additionalProperties: false,
+  type: 'object',
+  additionalProperties: false,
   properties: { items: { type: 'array', items: { $ref: 'Product#' } }, page: { type: 'integer' }, size: { type: 'integer' }, total: { type: 'integer' } },
 };
 
 class HttpError extends Error {
   status: number;
-  constructor(status: number, message: string) { super(message); this.status = status; }
+  constructor(status: number, message: string) {
+    super(message);
+    this.status = status;
+  }
 }
 
 function companyOf(headers: Record<string, unknown>): string {
@@ -135,11 +189,17 @@ async function runSequence(stmts: Statement[], vars: Vars, after: (sql: string, 
     for (const s of stmts) {
       if (s.sql === 'begin') client = await pool.connect();
       const res = await s.run(client ?? pool, vars);
-      if (s.sql === 'commit') { client!.release(); client = null; }
+      if (s.sql === 'commit') {
+        client!.release();
+        client = null;
+      }
       after(s.sql, res.rows);
     }
   } catch (err) {
-    if (client) { await client.query('rollback').catch(() => {}); client.release(); }
+    if (client) {
+      await client.query('rollback').catch(() => {});
+      client.release();
+    }
     throw err;
   }
 }
@@ -151,7 +211,10 @@ app.setErrorHandler((err: Error & { status?: number; statusCode?: number }, _req
 });
 const one = (reply: FastifyReply, row: Row, status = 200) => reply.code(status).header('etag', `"${row.version}"`).header('content-language', LANG).send(dto(row));
 
-app.get('/health/ready', async () => { await pool.query('select 1'); return { status: 'ok' }; });
+app.get('/health/ready', async () => {
+  await pool.query('select 1');
+  return { status: 'ok' };
+});
 
 app.get('/api/products/:id', { schema: { response: { 200: { $ref: 'Product#' } } } }, async (request, reply) => {
   const { rows } = await S.read[0].run(pool, { id: idOf(request.params), companyId: companyOf(request.headers) });
@@ -165,15 +228,18 @@ app.get('/api/products/:id', { schema: { response: { 200: { $ref: 'Product#' } }
  * ids grow with creation time), so PostgreSQL reads the page off an index that exists whatever Plinth
  * declares; and the total the { items, page, size, total } contract needs, counted alongside.
  */
-const IDIOMATIC = env.BASELINE_LIST === 'idiomatic' ? (() => {
-  const table = env.BASELINE_TABLE;
-  if (!table || !/^"[a-z0-9_]+"\."[a-z0-9_]+"$/.test(table)) throw new Error('BASELINE_LIST=idiomatic needs BASELINE_TABLE as "schema"."table"');
-  return {
-    page: `select id, company_id, sku, name, description, price, currency, unit, stock, category_id, is_active, available_from,
+const IDIOMATIC =
+  env.BASELINE_LIST === 'idiomatic'
+    ? (() => {
+        const table = env.BASELINE_TABLE;
+        if (!table || !/^"[a-z0-9_]+"\."[a-z0-9_]+"$/.test(table)) throw new Error('BASELINE_LIST=idiomatic needs BASELINE_TABLE as "schema"."table"');
+        return {
+          page: `select id, company_id, sku, name, description, price, currency, unit, stock, category_id, is_active, available_from,
       discontinued_at, attributes, created_at, updated_at, version from ${table} where company_id = $1 order by id desc limit $2`,
-    total: `select count(*)::int as total from ${table} where company_id = $1`,
-  };
-})() : null;
+          total: `select count(*)::int as total from ${table} where company_id = $1`,
+        };
+      })()
+    : null;
 
 app.get('/api/products', { schema: { response: { 200: List } } }, async (request, reply) => {
   const q = request.query as { size?: string; search?: string };
@@ -206,16 +272,34 @@ app.post('/api/products', { schema: { response: { 201: { $ref: 'Product#' } } } 
   let returned: Row | undefined;
   await runSequence(S.create, vars, (sql, rows) => {
     if ((/^select count\(\*\)/.test(sql) && Number(rows[0].count) === 0) || (/^select 1 /.test(sql) && !rows.length)) throw new HttpError(400, 'unknown reference');
-    if (/ returning /.test(sql)) { version = rows[0].version; returned = rows[0]; }
+    if (/ returning /.test(sql)) {
+      version = rows[0].version;
+      returned = rows[0];
+    }
   });
   // a statement returning the API's columns (camelCase) is the answer; a bare one (MikroORM's) is completed here
-  const row = returned && 'companyId' in returned ? returned : {
-    id, company_id: (request.headers['x-company-id'] as string).toLowerCase(), sku: body.sku, name: { [LANG]: body.name },
-    description: body.description === undefined ? {} : { [LANG]: body.description }, price: body.price,
-    currency: body.currency ?? 'EUR', unit: body.unit ?? 'piece', stock: body.stock ?? 0, category_id: body.categoryId ?? null,
-    is_active: body.isActive ?? true, available_from: body.availableFrom ?? null, discontinued_at: body.discontinuedAt ?? null,
-    attributes: body.attributes ?? null, created_at: now, updated_at: now, version,
-  };
+  const row =
+    returned && 'companyId' in returned
+      ? returned
+      : {
+          id,
+          company_id: (request.headers['x-company-id'] as string).toLowerCase(),
+          sku: body.sku,
+          name: { [LANG]: body.name },
+          description: body.description === undefined ? {} : { [LANG]: body.description },
+          price: body.price,
+          currency: body.currency ?? 'EUR',
+          unit: body.unit ?? 'piece',
+          stock: body.stock ?? 0,
+          category_id: body.categoryId ?? null,
+          is_active: body.isActive ?? true,
+          available_from: body.availableFrom ?? null,
+          discontinued_at: body.discontinuedAt ?? null,
+          attributes: body.attributes ?? null,
+          created_at: now,
+          updated_at: now,
+          version,
+        };
   reply.header('location', `/api/products/${id}`);
   return one(reply, row, 201);
 });
@@ -245,6 +329,12 @@ app.patch('/api/products/:id', { schema: { response: { 200: { $ref: 'Product#' }
   return one(reply, row!);
 });
 
-for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, () => { void app.close().then(() => pool.end()).then(() => process.exit(0)); });
+for (const sig of ['SIGTERM', 'SIGINT'] as const)
+  process.once(sig, () => {
+    void app
+      .close()
+      .then(() => pool.end())
+      .then(() => process.exit(0));
+  });
 await app.listen({ host: env.HOST ?? '127.0.0.1', port: Number(env.PORT ?? 3100) });
 console.log(`baseline ready on port ${env.PORT}`);

@@ -12,7 +12,10 @@ import type { BenchTenant } from './fixtures.ts';
 import { CAPTURE, headersOf, type Scenario } from './scenarios.ts';
 import { binder, compile, maskTimestamps, paramsOf, placeholders, templatize, type Templates, type Vars } from './sql-template.ts';
 
-export interface Statement { text: string; values: unknown[] }
+export interface Statement {
+  text: string;
+  values: unknown[];
+}
 
 export interface Capture {
   templates: Templates;
@@ -47,7 +50,7 @@ export async function captureSql(kernel: Kernel, t: BenchTenant, scenarios: Scen
   proto.query = function (this: unknown, ...args: unknown[]) {
     if (recorded) {
       const q = args[0] as string | { text: string; values?: unknown[]; name?: string };
-      const values = (typeof q === 'string' ? args[1] : q.values ?? args[1]) as unknown[] | undefined;
+      const values = (typeof q === 'string' ? args[1] : (q.values ?? args[1])) as unknown[] | undefined;
       // a named (server-side prepared) statement would need the baseline to prepare too
       if (typeof q === 'object' && q.name) throw new Error(`Plinth now sends named prepared statements (${q.name}); teach bench/capture.ts and the baseline`);
       recorded.push({ text: typeof q === 'string' ? q : q.text, values: Array.isArray(values) ? [...values] : [] });
@@ -88,7 +91,9 @@ export async function captureSql(kernel: Kernel, t: BenchTenant, scenarios: Scen
           throw new Error(`SQL template of ${s.name} does not render back to Plinth's statement:\n  plinth:   ${st.text}\n  template: ${sql}`);
         }
         if (!isDeepStrictEqual(values, st.values) || placeholders(st.text) !== st.values.length) {
-          throw new Error(`bind values of ${s.name} do not map back to Plinth's (${placeholders(st.text)} placeholders):\n  plinth:   ${JSON.stringify(st.values)}\n  template: ${JSON.stringify(values)}\n  in: ${st.text}`);
+          throw new Error(
+            `bind values of ${s.name} do not map back to Plinth's (${placeholders(st.text)} placeholders):\n  plinth:   ${JSON.stringify(st.values)}\n  template: ${JSON.stringify(values)}\n  in: ${st.text}`,
+          );
         }
         return params ? { sql, params } : { sql };
       });
@@ -102,5 +107,7 @@ export async function captureSql(kernel: Kernel, t: BenchTenant, scenarios: Scen
 }
 
 /** One line per scenario: statements and how many carry bind values. */
-export const describeTemplates = (templates: Templates) => Object.entries(templates)
-  .map(([name, ts]) => `${name} ${ts.length} (${ts.filter((x) => x.params).length} parameterised)`).join(', ');
+export const describeTemplates = (templates: Templates) =>
+  Object.entries(templates)
+    .map(([name, ts]) => `${name} ${ts.length} (${ts.filter((x) => x.params).length} parameterised)`)
+    .join(', ');

@@ -56,37 +56,102 @@ export async function ensureDatabase(url: string): Promise<void> {
 }
 
 export function benchKernel(databaseUrl: string, jwtSecret: string, root: string): Promise<Kernel> {
-  return openKernel(loadConfig({
-    DATABASE_URL: databaseUrl, JWT_SECRET: jwtSecret, LOG_LEVEL: 'silent', DEMO_DATA: 'false',
-    DATA_DIR: join(tmpdir(), 'plinth-bench'), MANIFESTS_DIR: join(root, 'manifests'), PLUGINS_DIR: join(root, 'plugins'),
-  }));
+  return openKernel(
+    loadConfig({
+      DATABASE_URL: databaseUrl,
+      JWT_SECRET: jwtSecret,
+      LOG_LEVEL: 'silent',
+      DEMO_DATA: 'false',
+      DATA_DIR: join(tmpdir(), 'plinth-bench'),
+      MANIFESTS_DIR: join(root, 'manifests'),
+      PLUGINS_DIR: join(root, 'plugins'),
+    }),
+  );
 }
 
 // deterministic data: the same 10,000 products on every machine
 function prng(seed: number) {
-  return () => { seed = (seed + 0x6d2b79f5) | 0; let t = Math.imul(seed ^ (seed >>> 15), 1 | seed); t ^= t + Math.imul(t ^ (t >>> 7), 61 | t); return ((t ^ (t >>> 14)) >>> 0) / 4294967296; };
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t ^= t + Math.imul(t ^ (t >>> 7), 61 | t);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }
 const ADJ = ['Compact', 'Heavy', 'Silent', 'Rapid', 'Precise', 'Rugged', 'Smart', 'Classic', 'Mini', 'Pro', 'Eco', 'Turbo', 'Flex', 'Steel', 'Nano', 'Ultra', 'Prime', 'Solid', 'Swift', 'Grand'];
-const NOUN = ['drill', 'hammer', 'valve', 'cable', 'pump', 'saw', 'wrench', 'ladder', 'lamp', 'socket', 'hose', 'clamp', 'sander', 'router', 'filter', 'gauge', 'switch', 'bracket', 'nozzle', 'grinder'];
-const NOUN_DE = ['Bohrer', 'Hammer', 'Ventil', 'Kabel', 'Pumpe', 'Säge', 'Schlüssel', 'Leiter', 'Lampe', 'Steckdose', 'Schlauch', 'Zwinge', 'Schleifer', 'Fräse', 'Filter', 'Messer', 'Schalter', 'Halter', 'Düse', 'Schleifer'];
+const NOUN = [
+  'drill',
+  'hammer',
+  'valve',
+  'cable',
+  'pump',
+  'saw',
+  'wrench',
+  'ladder',
+  'lamp',
+  'socket',
+  'hose',
+  'clamp',
+  'sander',
+  'router',
+  'filter',
+  'gauge',
+  'switch',
+  'bracket',
+  'nozzle',
+  'grinder',
+];
+const NOUN_DE = [
+  'Bohrer',
+  'Hammer',
+  'Ventil',
+  'Kabel',
+  'Pumpe',
+  'Säge',
+  'Schlüssel',
+  'Leiter',
+  'Lampe',
+  'Steckdose',
+  'Schlauch',
+  'Zwinge',
+  'Schleifer',
+  'Fräse',
+  'Filter',
+  'Messer',
+  'Schalter',
+  'Halter',
+  'Düse',
+  'Schleifer',
+];
 const UNITS = ['piece', 'kg', 'litre', 'metre', 'hour'];
 
 function products(n: number, companyId: string, categoryIds: string[], seed: number): Row[] {
   const rnd = prng(seed);
   const at = new Date('2026-01-15T08:00:00.000Z');
   return Array.from({ length: n }, (_, i) => {
-    const a = Math.floor(rnd() * ADJ.length), k = Math.floor(rnd() * NOUN.length);
+    const a = Math.floor(rnd() * ADJ.length),
+      k = Math.floor(rnd() * NOUN.length);
     const probe = i === n - 1;
     const name: Row = probe ? { en: PROBE_NAME } : { en: `${ADJ[a]} ${NOUN[k]} ${String(i).padStart(5, '0')}` };
     if (!probe && i % 3 === 0) name.de = `${ADJ[a]} ${NOUN_DE[k]} ${String(i).padStart(5, '0')}`;
     return {
-      id: uuidv7(), companyId, sku: `BENCH-${String(i).padStart(5, '0')}`, name,
+      id: uuidv7(),
+      companyId,
+      sku: `BENCH-${String(i).padStart(5, '0')}`,
+      name,
       description: probe ? { en: 'Reserved for the benchmark write check.' } : { en: `A ${ADJ[a].toLowerCase()} ${NOUN[k]} for workshop and site use.` },
-      price: (1 + rnd() * 999).toFixed(2), currency: 'EUR', unit: UNITS[i % UNITS.length], stock: Math.floor(rnd() * 500),
-      categoryId: categoryIds.length ? categoryIds[i % categoryIds.length] : null, isActive: i % 10 !== 0,
-      availableFrom: i % 4 === 0 ? '2026-02-01' : null, discontinuedAt: null,
+      price: (1 + rnd() * 999).toFixed(2),
+      currency: 'EUR',
+      unit: UNITS[i % UNITS.length],
+      stock: Math.floor(rnd() * 500),
+      categoryId: categoryIds.length ? categoryIds[i % categoryIds.length] : null,
+      isActive: i % 10 !== 0,
+      availableFrom: i % 4 === 0 ? '2026-02-01' : null,
+      discontinuedAt: null,
       attributes: i % 2 === 0 ? { color: ['red', 'blue', 'black'][i % 3], weightKg: (i % 40) / 4 } : null,
-      createdAt: at, updatedAt: at, version: 1,
+      createdAt: at,
+      updatedAt: at,
+      version: 1,
     };
   });
 }
@@ -96,7 +161,12 @@ const emOf = (kernel: Kernel, schema: string) => kernel.dbs.main.em.fork({ schem
 const E = (kernel: Kernel, name: string) => kernel.model(name).schema;
 
 /** Provisions (timed) unless present, then makes sure of the caller, categories and products. */
-export async function ensureTenant(kernel: Kernel, tokens: TokenService, id: string, opts: { products: number; categories: number; as: 'manager' | 'admin'; log?: (m: string) => void }): Promise<BenchTenant> {
+export async function ensureTenant(
+  kernel: Kernel,
+  tokens: TokenService,
+  id: string,
+  opts: { products: number; categories: number; as: 'manager' | 'admin'; log?: (m: string) => void },
+): Promise<BenchTenant> {
   let provisionMs: number | undefined;
   const admin = { email: `admin@${id}.bench.test`, name: 'Bench Admin', password: 'bench-password-not-secret' };
   if (!(await kernel.tenants.find(id))) {
@@ -108,17 +178,24 @@ export async function ensureTenant(kernel: Kernel, tokens: TokenService, id: str
   // modules changed since an earlier run: migrate here, not in the server's start-up
   if (tenant.schemaDigest !== kernel.digest) await migrateTenant(kernel, tenant);
   const em = emOf(kernel, tenant.schema);
-  const company = await em.findOne(E(kernel, 'Company'), { code: 'HQ' }) as Row;
-  let user = await em.findOne(E(kernel, 'User'), { email: admin.email }) as Row;
+  const company = (await em.findOne(E(kernel, 'Company'), { code: 'HQ' })) as Row;
+  let user = (await em.findOne(E(kernel, 'User'), { email: admin.email })) as Row;
   let roles = ['admin'];
   if (opts.as === 'manager') {
     const email = `manager@${id}.bench.test`;
     roles = [MANAGER_ROLE];
-    const role = await em.findOne(E(kernel, 'Role'), { name: MANAGER_ROLE }) as Row
-      ?? em.create(E(kernel, 'Role'), { name: MANAGER_ROLE, description: 'benchmark caller', permissions: ['erp:catalog:manage'], builtIn: false } as never) as Row;
-    user = await em.findOne(E(kernel, 'User'), { email }) as Row;
+    const role =
+      ((await em.findOne(E(kernel, 'Role'), { name: MANAGER_ROLE })) as Row) ??
+      (em.create(E(kernel, 'Role'), { name: MANAGER_ROLE, description: 'benchmark caller', permissions: ['erp:catalog:manage'], builtIn: false } as never) as Row);
+    user = (await em.findOne(E(kernel, 'User'), { email })) as Row;
     if (!user) {
-      user = em.create(E(kernel, 'User'), { email, name: 'Bench Manager', passwordHash: await (managerHash ??= hashPassword(admin.password)), isActive: true, primaryCompanyId: company.id } as never) as Row;
+      user = em.create(E(kernel, 'User'), {
+        email,
+        name: 'Bench Manager',
+        passwordHash: await (managerHash ??= hashPassword(admin.password)),
+        isActive: true,
+        primaryCompanyId: company.id,
+      } as never) as Row;
       em.create(E(kernel, 'UserRole'), { userId: user.id, roleId: role.id } as never);
       em.create(E(kernel, 'UserCompany'), { userId: user.id, companyId: company.id } as never);
     }
@@ -126,17 +203,27 @@ export async function ensureTenant(kernel: Kernel, tokens: TokenService, id: str
   }
   const Category = E(kernel, 'Category');
   const Product = E(kernel, 'Product');
-  let categoryIds = (await em.find(Category, { companyId: company.id }, { orderBy: { id: 'asc' } }) as Row[]).map((c) => c.id as string);
+  let categoryIds = ((await em.find(Category, { companyId: company.id }, { orderBy: { id: 'asc' } })) as Row[]).map((c) => c.id as string);
   if (categoryIds.length < opts.categories) {
     const at = new Date('2026-01-15T08:00:00.000Z');
-    await em.insertMany(Category, Array.from({ length: opts.categories - categoryIds.length }, (_, i) =>
-      ({ id: uuidv7(), companyId: company.id, name: { en: `Category ${i}` }, isActive: true, createdAt: at, updatedAt: at, version: 1 })) as never);
-    categoryIds = (await em.find(Category, { companyId: company.id }, { orderBy: { id: 'asc' } }) as Row[]).map((c) => c.id as string);
+    await em.insertMany(
+      Category,
+      Array.from({ length: opts.categories - categoryIds.length }, (_, i) => ({
+        id: uuidv7(),
+        companyId: company.id,
+        name: { en: `Category ${i}` },
+        isActive: true,
+        createdAt: at,
+        updatedAt: at,
+        version: 1,
+      })) as never,
+    );
+    categoryIds = ((await em.find(Category, { companyId: company.id }, { orderBy: { id: 'asc' } })) as Row[]).map((c) => c.id as string);
   }
   const conn = em.getConnection();
   const table = `"${tenant.schema}"."${kernel.model('Product').table}"`;
   await conn.execute(`delete from ${table} where sku like '${WRITE_SKU_PREFIX}%'`);
-  const [{ n, seeded }] = await conn.execute(`select count(*)::int as n, count(*) filter (where sku like 'BENCH-%')::int as seeded from ${table}`) as { n: number; seeded: number }[];
+  const [{ n, seeded }] = (await conn.execute(`select count(*)::int as n, count(*) filter (where sku like 'BENCH-%')::int as seeded from ${table}`)) as { n: number; seeded: number }[];
   if (n !== opts.products || seeded !== opts.products) {
     opts.log?.(`seeding ${opts.products} products in tenant ${id}`);
     await conn.execute(`delete from ${table}`);
@@ -145,10 +232,17 @@ export async function ensureTenant(kernel: Kernel, tokens: TokenService, id: str
   }
   // fresh statistics and no dead rows from earlier write runs: the same plans on every run
   if (opts.products >= 1000) await conn.execute(`vacuum analyze ${table}`);
-  const productRows = await conn.execute(`select id, name->>'en' as name from ${table} order by sku`) as { id: string; name: string }[];
+  const productRows = (await conn.execute(`select id, name->>'en' as name from ${table} order by sku`)) as { id: string; name: string }[];
   const token = tokens.signAccess({ sub: user.id, tid: id, rol: roles, cid: [company.id], pc: company.id });
   return {
-    id, schema: tenant.schema, companyId: company.id, userId: user.id, roles, token, categoryIds, provisionMs,
+    id,
+    schema: tenant.schema,
+    companyId: company.id,
+    userId: user.id,
+    roles,
+    token,
+    categoryIds,
+    provisionMs,
     productIds: productRows.filter((p) => p.name !== PROBE_NAME).map((p) => p.id),
     patchProbeId: productRows.find((p) => p.name === PROBE_NAME)?.id,
   };
@@ -164,7 +258,7 @@ export async function removeWrites(kernel: Kernel, t: BenchTenant): Promise<void
 }
 
 export async function dropTenant(kernel: Kernel, id: string): Promise<void> {
-  const tenant = kernel.tenants.cached(id) ?? await kernel.tenants.find(id);
+  const tenant = kernel.tenants.cached(id) ?? (await kernel.tenants.find(id));
   if (!tenant) return;
   const conn = kernel.dbs.get(tenant.connectionKey).em.getConnection();
   await conn.execute(`drop schema if exists "${tenant.schema}" cascade`);
@@ -177,7 +271,10 @@ export const isBenchTenant = (id: string) => id === BENCH_TENANT || id.startsWit
 /** --cleanup: every tenant this benchmark created, and nothing else. */
 export async function cleanup(kernel: Kernel, log: (m: string) => void): Promise<number> {
   await kernel.tenants.reload();
-  const ids = kernel.tenants.list().map((t) => t.id).filter(isBenchTenant);
+  const ids = kernel.tenants
+    .list()
+    .map((t) => t.id)
+    .filter(isBenchTenant);
   for (const id of ids) await dropTenant(kernel, id);
   log(`removed ${ids.length} bench tenants`);
   return ids.length;

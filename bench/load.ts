@@ -3,8 +3,19 @@
 // setupRequest, so ids, tenants and SKUs vary per request.
 import { createRequire } from 'node:module';
 
-export interface AcRequest { method: string; path: string; headers: Record<string, string>; body?: string }
-interface Histogram { average: number; p50: number; p99: number; max: number; total?: number }
+export interface AcRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+interface Histogram {
+  average: number;
+  p50: number;
+  p99: number;
+  max: number;
+  total?: number;
+}
 interface AcResult {
   requests: Histogram & { total: number };
   latency: Histogram;
@@ -19,7 +30,12 @@ type Autocannon = (opts: Record<string, unknown>) => Promise<AcResult>;
 // autocannon ships no types; this is the part of its API the bench uses
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
-export interface LoadOptions { url: string; connections: number; duration: number; setup: (req: AcRequest) => AcRequest }
+export interface LoadOptions {
+  url: string;
+  connections: number;
+  duration: number;
+  setup: (req: AcRequest) => AcRequest;
+}
 
 export interface LoadResult {
   rps: number;
@@ -34,13 +50,21 @@ export interface LoadResult {
 
 export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   const r = await autocannon({
-    url: o.url, connections: o.connections, duration: o.duration, pipelining: 1,
+    url: o.url,
+    connections: o.connections,
+    duration: o.duration,
+    pipelining: 1,
     requests: [{ setupRequest: (req: AcRequest) => o.setup(req) }],
   });
   const statusCodes = Object.fromEntries(Object.entries(r.statusCodeStats ?? {}).map(([code, s]) => [code, Number(s.count)]));
   return {
     rps: Math.round(r.requests.total / r.duration),
-    p50: r.latency.p50, p99: r.latency.p99,
-    requests: r.requests.total, non2xx: r.non2xx, errors: r.errors, timeouts: r.timeouts, statusCodes,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    requests: r.requests.total,
+    non2xx: r.non2xx,
+    errors: r.errors,
+    timeouts: r.timeouts,
+    statusCodes,
   };
 }

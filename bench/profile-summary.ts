@@ -10,12 +10,29 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 
-interface CallFrame { functionName: string; url: string; lineNumber: number }
-interface ProfileNode { id: number; callFrame: CallFrame; children?: number[] }
-export interface CpuProfile { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[]; startTime: number; endTime: number }
+interface CallFrame {
+  functionName: string;
+  url: string;
+  lineNumber: number;
+}
+interface ProfileNode {
+  id: number;
+  callFrame: CallFrame;
+  children?: number[];
+}
+export interface CpuProfile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+  startTime: number;
+  endTime: number;
+}
 
 type Test = (f: CallFrame) => boolean;
-const has = (...parts: string[]): Test => (f) => parts.some((p) => f.url.includes(p));
+const has =
+  (...parts: string[]): Test =>
+  (f) =>
+    parts.some((p) => f.url.includes(p));
 
 /** Areas in priority order. */
 const AREAS: [string, Test][] = [
@@ -40,7 +57,10 @@ const AREAS: [string, Test][] = [
 ];
 const OTHER = 'other (libraries, builtins)';
 
-const fn = (url: string, name: string): Test => (f) => f.url.includes(url) && f.functionName === name;
+const fn =
+  (url: string, name: string): Test =>
+  (f) =>
+    f.url.includes(url) && f.functionName === name;
 /** Frames whose inclusive time (self + callees, every resumption of an async body) is worth knowing. */
 const MARKERS: [string, Test][] = [
   ['onRequest pipeline (request-context.ts)', has('/core/http/request-context.ts')],
@@ -60,7 +80,12 @@ const MARKERS: [string, Test][] = [
   ['rate-limit hook', has('/@fastify/rate-limit/')],
 ];
 
-export interface AreaRow { area: string; ms: number; pct: number; top: string[] }
+export interface AreaRow {
+  area: string;
+  ms: number;
+  pct: number;
+  top: string[];
+}
 export interface ProfileSummary {
   file?: string;
   busyMs: number;
@@ -71,7 +96,10 @@ export interface ProfileSummary {
 }
 
 const where = (f: CallFrame) => {
-  const file = f.url.replace(/^file:\/\//, '').replace(/^.*\/node_modules\//, '').replace(/^.*\/(core|plugins|scripts|bench)\//, '$1/');
+  const file = f.url
+    .replace(/^file:\/\//, '')
+    .replace(/^.*\/node_modules\//, '')
+    .replace(/^.*\/(core|plugins|scripts|bench)\//, '$1/');
   return `${f.functionName || '(anonymous)'} ${file ? `${file}:${f.lineNumber + 1}` : ''}`.trim();
 };
 
@@ -89,7 +117,10 @@ function summarise(profile: CpuProfile, top = 25, window?: { fromUs: number; toU
     for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) stack.push(byId.get(cur)!.callFrame);
     const area = AREAS.find(([, test]) => stack.some(test))?.[0] ?? OTHER;
     areaOf.set(id, area);
-    markersOf.set(id, MARKERS.flatMap(([, test], i) => (stack.some(test) ? [i] : [])));
+    markersOf.set(
+      id,
+      MARKERS.flatMap(([, test], i) => (stack.some(test) ? [i] : [])),
+    );
     return area;
   };
   // time until the next sample belongs to this one (as DevTools counts it)
@@ -121,13 +152,25 @@ function summarise(profile: CpuProfile, top = 25, window?: { fromUs: number; toU
   const pct = (us: number) => Math.round((1000 * us) / busyUs) / 10;
   const ms = (us: number) => Math.round(us / 100) / 10;
   return {
-    busyMs: ms(busyUs), idleMs: ms(idleUs),
-    areas: [...areas.entries()].filter(([area]) => area !== 'idle').sort((a, b) => b[1].us - a[1].us).map(([area, a]) => ({
-      area, ms: ms(a.us), pct: pct(a.us),
-      top: [...a.fns.entries()].sort((x, y) => y[1] - x[1]).slice(0, 3).map(([fn, us]) => `${fn} (${pct(us)}%)`),
-    })),
+    busyMs: ms(busyUs),
+    idleMs: ms(idleUs),
+    areas: [...areas.entries()]
+      .filter(([area]) => area !== 'idle')
+      .sort((a, b) => b[1].us - a[1].us)
+      .map(([area, a]) => ({
+        area,
+        ms: ms(a.us),
+        pct: pct(a.us),
+        top: [...a.fns.entries()]
+          .sort((x, y) => y[1] - x[1])
+          .slice(0, 3)
+          .map(([fn, us]) => `${fn} (${pct(us)}%)`),
+      })),
     inclusive: MARKERS.map(([frame], i) => ({ frame, ms: ms(inclusive[i]), pct: pct(inclusive[i]) })),
-    functions: [...fns.entries()].filter(([, f]) => f.area !== 'idle').sort((a, b) => b[1].us - a[1].us).slice(0, top)
+    functions: [...fns.entries()]
+      .filter(([, f]) => f.area !== 'idle')
+      .sort((a, b) => b[1].us - a[1].us)
+      .slice(0, top)
       .map(([key, f]) => ({ fn: key.slice(key.indexOf('|') + 1), area: f.area, ms: ms(f.us), pct: pct(f.us) })),
   };
 }

@@ -7,7 +7,11 @@
 import { SEARCH_TERMS, WRITE_SKU_PREFIX, type BenchTenant } from './fixtures.ts';
 import type { AcRequest } from './load.ts';
 
-export interface Probe { method: 'GET' | 'POST' | 'PATCH'; url: string; body?: Record<string, unknown> }
+export interface Probe {
+  method: 'GET' | 'POST' | 'PATCH';
+  url: string;
+  body?: Record<string, unknown>;
+}
 
 export interface Scenario {
   name: string;
@@ -44,29 +48,68 @@ export const CAPTURE = { stock: 4173, patchStock: 5281, version: 987654, price: 
 
 const SCENARIOS: Scenario[] = [
   {
-    name: 'by-id', label: 'GET /api/products/:id', target: 0.65, write: false,
+    name: 'by-id',
+    label: 'GET /api/products/:id',
+    target: 0.65,
+    write: false,
     probe: (t) => ({ method: 'GET', url: `/api/products/${t.productIds[0]}` }),
-    load: (t) => (req) => { req.path = `/api/products/${pick(t.productIds)}`; req.headers = headersOf(t); return req; },
+    load: (t) => (req) => {
+      req.path = `/api/products/${pick(t.productIds)}`;
+      req.headers = headersOf(t);
+      return req;
+    },
   },
   {
-    name: 'list', label: 'GET /api/products?size=50', target: 0.70, write: false,
+    name: 'list',
+    label: 'GET /api/products?size=50',
+    target: 0.7,
+    write: false,
     probe: () => ({ method: 'GET', url: '/api/products?size=50' }),
-    load: (t) => (req) => { req.path = '/api/products?size=50'; req.headers = headersOf(t); return req; },
+    load: (t) => (req) => {
+      req.path = '/api/products?size=50';
+      req.headers = headersOf(t);
+      return req;
+    },
   },
   {
     // the list page as first shown: no sort, no filter; Plinth's default sort against an index-backed hand-written page
-    name: 'default-list', label: 'GET /api/products?size=50 vs idiomatic', target: 0.50, write: false, baseline: 'idiomatic',
+    name: 'default-list',
+    label: 'GET /api/products?size=50 vs idiomatic',
+    target: 0.5,
+    write: false,
+    baseline: 'idiomatic',
     probe: () => ({ method: 'GET', url: '/api/products?size=50' }),
-    load: (t) => (req) => { req.path = '/api/products?size=50'; req.headers = headersOf(t); return req; },
+    load: (t) => (req) => {
+      req.path = '/api/products?size=50';
+      req.headers = headersOf(t);
+      return req;
+    },
   },
   {
-    name: 'search', label: 'GET /api/products?search=…', target: 0.70, write: false,
+    name: 'search',
+    label: 'GET /api/products?search=…',
+    target: 0.7,
+    write: false,
     probe: () => ({ method: 'GET', url: `/api/products?search=${SEARCH_TERMS[0]}` }),
-    load: (t) => { let i = 0; return (req) => { req.path = `/api/products?search=${SEARCH_TERMS[i++ % SEARCH_TERMS.length]}`; req.headers = headersOf(t); return req; }; },
+    load: (t) => {
+      let i = 0;
+      return (req) => {
+        req.path = `/api/products?search=${SEARCH_TERMS[i++ % SEARCH_TERMS.length]}`;
+        req.headers = headersOf(t);
+        return req;
+      };
+    },
   },
   {
-    name: 'create', label: 'POST /api/products', target: 0.65, write: true,
-    probe: (t, tag) => ({ method: 'POST', url: '/api/products', body: { sku: `${WRITE_SKU_PREFIX}${tag}-probe`, name: CAPTURE.name, price: CAPTURE.price, stock: CAPTURE.stock, categoryId: t.categoryIds[0] } }),
+    name: 'create',
+    label: 'POST /api/products',
+    target: 0.65,
+    write: true,
+    probe: (t, tag) => ({
+      method: 'POST',
+      url: '/api/products',
+      body: { sku: `${WRITE_SKU_PREFIX}${tag}-probe`, name: CAPTURE.name, price: CAPTURE.price, stock: CAPTURE.stock, categoryId: t.categoryIds[0] },
+    }),
     load: (t, tag) => {
       let n = 0;
       return (req) => json(req, t, 'POST', '/api/products', { sku: `${WRITE_SKU_PREFIX}${tag}-${++n}`, name: CAPTURE.name, price: CAPTURE.price, stock: n % 1000, categoryId: pick(t.categoryIds) });
@@ -74,7 +117,10 @@ const SCENARIOS: Scenario[] = [
     volatile: [/"(id|sku|createdAt|updatedAt)":"[^"]*"/g],
   },
   {
-    name: 'update', label: 'PATCH /api/products/:id', target: 0.65, write: true,
+    name: 'update',
+    label: 'PATCH /api/products/:id',
+    target: 0.65,
+    write: true,
     probe: (t) => ({ method: 'PATCH', url: `/api/products/${t.patchProbeId}`, body: { stock: CAPTURE.patchStock } }),
     load: (t) => {
       let n = Math.floor(Math.random() * 100_000); // a value equal to the stored one would make Plinth skip the UPDATE
@@ -87,7 +133,10 @@ const SCENARIOS: Scenario[] = [
 export function selectScenarios(list: string | undefined): Scenario[] {
   if (!list) return SCENARIOS;
   if (list === 'none') return [];
-  const names = list.split(',').map((s) => s.trim()).filter(Boolean);
+  const names = list
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = names.filter((n) => !SCENARIOS.some((s) => s.name === n));
   if (unknown.length) throw new Error(`unknown scenario(s) ${unknown.join(', ')}; known: ${SCENARIOS.map((s) => s.name).join(', ')}`);
   return SCENARIOS.filter((s) => names.includes(s.name));

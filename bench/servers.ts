@@ -28,14 +28,21 @@ export async function freePort(): Promise<number> {
   return new Promise((ok, fail) => {
     const s = createServer();
     s.once('error', fail);
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address() as { port: number }; s.close(() => ok(port)); });
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => ok(port));
+    });
   });
 }
 
 /** VmRSS and VmHWM (peak) of a process, from /proc. */
 function memoryOf(pid: number): { rssMb: number; peakRssMb: number } {
   let status = '';
-  try { status = readFileSync(`/proc/${pid}/status`, 'utf8'); } catch { /* exited */ }
+  try {
+    status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    /* exited */
+  }
   const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
   return { rssMb: Math.round(kb('VmRSS') / 102.4) / 10, peakRssMb: Math.round(kb('VmHWM') / 102.4) / 10 };
 }
@@ -72,16 +79,25 @@ export async function startServer(name: string, args: string[], env: Record<stri
   };
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) throw fail(`exited early (code ${child.exitCode}, signal ${child.signalCode})`);
-    if (performance.now() - t0 > timeoutMs) { await stopChild(child); throw fail(`not ready after ${timeoutMs} ms`); }
+    if (performance.now() - t0 > timeoutMs) {
+      await stopChild(child);
+      throw fail(`not ready after ${timeoutMs} ms`);
+    }
     try {
       const res = await fetch(`${url}/health/ready`);
       await res.arrayBuffer();
       if (res.ok) break;
-    } catch { /* not listening yet */ }
+    } catch {
+      /* not listening yet */
+    }
     await sleep(20);
   }
   return {
-    name, pid: child.pid!, url, logFile, startMs: performance.now() - t0,
+    name,
+    pid: child.pid!,
+    url,
+    logFile,
+    startMs: performance.now() - t0,
     memory: () => memoryOf(child.pid!),
     exitInfo: () => (child.exitCode === null && child.signalCode === null ? null : `exit code ${child.exitCode}, signal ${child.signalCode}; log ${logFile}`),
     stop: () => stopChild(child),
@@ -97,16 +113,24 @@ export async function timeToReadyLine(args: string[], env: Record<string, string
   const child = spawn(NODE, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
-  child.stderr!.on('data', (d: Buffer) => { err += d.toString(); });
+  child.stderr!.on('data', (d: Buffer) => {
+    err += d.toString();
+  });
   try {
     return await new Promise((ok, fail) => {
       const timer = setTimeout(() => fail(new Error(`no ready line after ${timeoutMs} ms\n${out.slice(-2000)}${err.slice(-2000)}`)), timeoutMs);
       child.stdout!.on('data', (d: Buffer) => {
         out += d.toString();
         const line = out.split('\n').find((l) => ready.test(l));
-        if (line) { clearTimeout(timer); ok({ ms: performance.now() - t0, line }); }
+        if (line) {
+          clearTimeout(timer);
+          ok({ ms: performance.now() - t0, line });
+        }
       });
-      child.once('exit', (code) => { clearTimeout(timer); fail(new Error(`exited (code ${code}) before ready\n${out.slice(-2000)}${err.slice(-2000)}`)); });
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        fail(new Error(`exited (code ${code}) before ready\n${out.slice(-2000)}${err.slice(-2000)}`));
+      });
     });
   } finally {
     child.removeAllListeners('exit');

@@ -18,7 +18,10 @@ import pg from './pg.ts';
 /** A bound value: a request variable (`json`: sent as its JSON text, as Plinth binds documents for ::jsonb), or a constant. */
 export type Param = { slot: string; json?: true } | { value: unknown };
 /** One statement of a scenario, in the order Plinth issued it. */
-export interface Template { sql: string; params?: Param[] }
+export interface Template {
+  sql: string;
+  params?: Param[];
+}
 export type Templates = Record<string, Template[]>;
 /** A request's variables, as JS values (id, companyId, pattern, limit, body:…, i18n:…, newId, now, version). */
 export type Vars = Record<string, unknown>;
@@ -57,18 +60,28 @@ export function compile(sql: string): (vars: Vars) => string {
 
 /** The values array for a parameterised statement, from a request's variables. */
 export function binder(params: Param[]): (vars: Vars) => unknown[] {
-  const get = params.map((p) => ('slot' in p ? (vars: Vars) => {
-    const v = vars[p.slot];
-    if (v === undefined) throw new Error(`no value for bind parameter ${p.slot}`);
-    return p.json ? JSON.stringify(v) : v;
-  } : () => p.value));
+  const get = params.map((p) =>
+    'slot' in p
+      ? (vars: Vars) => {
+          const v = vars[p.slot];
+          if (v === undefined) throw new Error(`no value for bind parameter ${p.slot}`);
+          return p.json ? JSON.stringify(v) : v;
+        }
+      : () => p.value,
+  );
   return (vars) => get.map((g) => g(vars));
 }
 
 export const slotsOf = (t: Template) => [...new Set([...[...t.sql.matchAll(SLOT)].map((m) => m[1]), ...(t.params ?? []).flatMap((p) => ('slot' in p ? [p.slot] : []))])];
 
 /** The highest $n a statement's text refers to (outside string literals and quoted identifiers). */
-export const placeholders = (sql: string) => Math.max(0, ...tokenize(sql).filter((t) => !t.literal).flatMap((t) => [...t.text.replace(/"[^"]*"/g, '').matchAll(/\$(\d+)/g)].map((m) => Number(m[1]))));
+export const placeholders = (sql: string) =>
+  Math.max(
+    0,
+    ...tokenize(sql)
+      .filter((t) => !t.literal)
+      .flatMap((t) => [...t.text.replace(/"[^"]*"/g, '').matchAll(/\$(\d+)/g)].map((m) => Number(m[1]))),
+  );
 
 /**
  * What each bound value of a captured statement carries: the request variable it
@@ -79,12 +92,28 @@ export const placeholders = (sql: string) => Math.max(0, ...tokenize(sql).filter
  */
 export function paramsOf(values: unknown[], vars: Vars, statement: string): Param[] {
   return values.map((v, i) => {
-    const hits = Object.entries(vars).filter(([, x]) => isDeepStrictEqual(x, v)).map(([k]) => k);
+    const hits = Object.entries(vars)
+      .filter(([, x]) => isDeepStrictEqual(x, v))
+      .map(([k]) => k);
     if (hits.length > 1) throw new Error(`bind parameter $${i + 1} (${JSON.stringify(v)}) equals several request variables (${hits.join(', ')}): make the probe's values distinct\n  in: ${statement}`);
     if (hits.length === 1) return { slot: hits[0] };
     // a JSON document bound as text (::jsonb) whose value is a request variable (translations)
-    const doc = typeof v === 'string' && /^[[{]/.test(v) ? (() => { try { return JSON.parse(v) as unknown; } catch { return undefined; } })() : undefined;
-    const docHits = doc === undefined ? [] : Object.entries(vars).filter(([, x]) => typeof x === 'object' && x !== null && isDeepStrictEqual(x, doc) && JSON.stringify(x) === v).map(([k]) => k);
+    const doc =
+      typeof v === 'string' && /^[[{]/.test(v)
+        ? (() => {
+            try {
+              return JSON.parse(v) as unknown;
+            } catch {
+              return undefined;
+            }
+          })()
+        : undefined;
+    const docHits =
+      doc === undefined
+        ? []
+        : Object.entries(vars)
+            .filter(([, x]) => typeof x === 'object' && x !== null && isDeepStrictEqual(x, doc) && JSON.stringify(x) === v)
+            .map(([k]) => k);
     if (docHits.length === 1) return { slot: docHits[0], json: true };
     if (typeof v === 'string' && UUID.test(v)) throw new Error(`bind parameter $${i + 1} is an id (${v}) the capture does not know about\n  in: ${statement}`);
     if (v === undefined || v instanceof Date || typeof v === 'bigint' || typeof v === 'function' || !isDeepStrictEqual(JSON.parse(JSON.stringify(v)), v)) {
@@ -94,7 +123,10 @@ export function paramsOf(values: unknown[], vars: Vars, statement: string): Para
   });
 }
 
-interface Token { text: string; literal: boolean }
+interface Token {
+  text: string;
+  literal: boolean;
+}
 
 /** Splits SQL into string literals ('…', E'…') and the rest (identifiers stay whole). */
 function tokenize(sql: string): Token[] {
@@ -111,8 +143,17 @@ function tokenize(sql: string): Token[] {
       const escapes = c !== "'";
       let j = escapes ? i + 2 : i + 1;
       for (; j < sql.length; j++) {
-        if (escapes && sql[j] === '\\') { j++; continue; }
-        if (sql[j] === "'") { if (sql[j + 1] === "'") { j++; continue; } break; }
+        if (escapes && sql[j] === '\\') {
+          j++;
+          continue;
+        }
+        if (sql[j] === "'") {
+          if (sql[j + 1] === "'") {
+            j++;
+            continue;
+          }
+          break;
+        }
       }
       if (rest) out.push({ text: rest, literal: false });
       rest = '';
@@ -156,4 +197,7 @@ export function templatize(sql: string, vars: Vars): string {
 }
 
 /** The statement with timestamps masked, for comparisons across runs. */
-export const maskTimestamps = (sql: string) => tokenize(sql).map((t) => (t.literal && ISO_LITERAL.test(t.text) ? '{{now}}' : t.text)).join('');
+export const maskTimestamps = (sql: string) =>
+  tokenize(sql)
+    .map((t) => (t.literal && ISO_LITERAL.test(t.text) ? '{{now}}' : t.text))
+    .join('');

@@ -23,10 +23,16 @@ import { entitySchemas, registerModuleRoutes } from './http/module-routes.ts';
 import { httpError } from './errors.ts';
 import { loggerOptions, installRequestLog } from './logging.ts';
 
-export interface AppOptions { logger?: boolean | Record<string, unknown> }
+export interface AppOptions {
+  logger?: boolean | Record<string, unknown>;
+}
 
 declare module 'fastify' {
-  interface FastifyInstance { kernel: Kernel; abilities: AbilityFactory; tokens: TokenService }
+  interface FastifyInstance {
+    kernel: Kernel;
+    abilities: AbilityFactory;
+    tokens: TokenService;
+  }
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -41,7 +47,10 @@ export async function buildApp(kernel: Kernel, opts: AppOptions = {}): Promise<F
     // not requestIdHeader: Fastify would take the header as is, unchecked; genReqId
     // takes a client's X-Request-Id only when it is a short, plain token
     requestIdHeader: false,
-    genReqId: (req) => { const h = req.headers['x-request-id']; return typeof h === 'string' && REQUEST_ID.test(h) ? h : randomUUID(); },
+    genReqId: (req) => {
+      const h = req.headers['x-request-id'];
+      return typeof h === 'string' && REQUEST_ID.test(h) ? h : randomUUID();
+    },
     // refusals before any route, as problem details: see http/framework-errors.ts
     return503OnClosing: false,
     http: { requireHostHeader: false },
@@ -68,7 +77,10 @@ export async function buildApp(kernel: Kernel, opts: AppOptions = {}): Promise<F
   installRequestLog(app);
   await installOpenApi(app, kernel);
   await app.register(rateLimit, {
-    global: true, hook: 'preHandler', max: config.rateLimit.max, timeWindow: config.rateLimit.windowMs,
+    global: true,
+    hook: 'preHandler',
+    max: config.rateLimit.max,
+    timeWindow: config.rateLimit.windowMs,
     keyGenerator: (request) => (request.principal && request.tenant ? `${request.tenant.id}:${request.principal.id}` : request.ip),
     errorResponseBuilder: (_request, ctx) => httpError('RATE_LIMITED', `limit of ${ctx.max} requests per ${ctx.after} reached`),
   });

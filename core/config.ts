@@ -52,7 +52,13 @@ function persistedSecret(env: NodeJS.ProcessEnv, dataDir: string, variable: stri
   // and every one of them reads the winner's secret, never a half-written file
   const draft = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
   writeFileSync(draft, randomBytes(48).toString('base64url'), { mode: 0o600 });
-  try { linkSync(draft, file); } catch (err) { if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err; } finally { unlinkSync(draft); }
+  try {
+    linkSync(draft, file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  } finally {
+    unlinkSync(draft);
+  }
   return readFileSync(file, 'utf8').trim();
 }
 
@@ -64,8 +70,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const m = /^DATABASE_URL_([A-Z0-9_]+)$/.exec(key);
     if (m && value) databases[m[1].toLowerCase()] = value;
   }
-  const admin = env.PLATFORM_ADMIN_EMAIL && env.PLATFORM_ADMIN_PASSWORD
-    ? { email: env.PLATFORM_ADMIN_EMAIL, password: env.PLATFORM_ADMIN_PASSWORD } : undefined;
+  const admin = env.PLATFORM_ADMIN_EMAIL && env.PLATFORM_ADMIN_PASSWORD ? { email: env.PLATFORM_ADMIN_EMAIL, password: env.PLATFORM_ADMIN_PASSWORD } : undefined;
   return {
     databases,
     dataDir,

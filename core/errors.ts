@@ -34,10 +34,12 @@ export const ERRORS = {
 
 export type ErrorCode = keyof typeof ERRORS;
 
-export interface FieldError { path: string; message: string }
+export interface FieldError {
+  path: string;
+  message: string;
+}
 
-const constructors = Object.fromEntries(Object.entries(ERRORS).map(([code, [status, , message]]) =>
-  [code, createError(code, message, status)])) as Record<ErrorCode, ReturnType<typeof createError>>;
+const constructors = Object.fromEntries(Object.entries(ERRORS).map(([code, [status, , message]]) => [code, createError(code, message, status)])) as Record<ErrorCode, ReturnType<typeof createError>>;
 
 export type HttpError = Error & { code: ErrorCode; statusCode: number; errors?: FieldError[]; headers?: Record<string, string> };
 

@@ -8,19 +8,22 @@ const TAG = /^[a-zA-Z]{1,8}(-[a-zA-Z0-9]{1,8})*$/;
 export function parseAcceptLanguage(header: string | undefined): string[] {
   if (!header) return [];
   const entries: { tag: string; q: number; i: number }[] = [];
-  header.split(',').slice(0, 20).forEach((part, i) => {
-    const [tag, ...params] = part.trim().split(';');
-    let q = 1;
-    for (const p of params) {
-      if (!/^\s*q\s*=/i.test(p)) continue;
-      // RFC 9110 qvalue: 0..1, at most three decimals; a malformed weight drops the
-      // entry rather than ranking it first
-      const m = /^\s*q\s*=\s*(0(\.\d{0,3})?|1(\.0{0,3})?)\s*$/i.exec(p);
-      q = m ? Number(m[1]) : 0;
-    }
-    const name = tag.trim();
-    if (q > 0 && TAG.test(name)) entries.push({ tag: name.toLowerCase(), q, i });
-  });
+  header
+    .split(',')
+    .slice(0, 20)
+    .forEach((part, i) => {
+      const [tag, ...params] = part.trim().split(';');
+      let q = 1;
+      for (const p of params) {
+        if (!/^\s*q\s*=/i.test(p)) continue;
+        // RFC 9110 qvalue: 0..1, at most three decimals; a malformed weight drops the
+        // entry rather than ranking it first
+        const m = /^\s*q\s*=\s*(0(\.\d{0,3})?|1(\.0{0,3})?)\s*$/i.exec(p);
+        q = m ? Number(m[1]) : 0;
+      }
+      const name = tag.trim();
+      if (q > 0 && TAG.test(name)) entries.push({ tag: name.toLowerCase(), q, i });
+    });
   return entries.sort((a, b) => b.q - a.q || a.i - b.i).map((e) => e.tag);
 }
 

@@ -30,7 +30,9 @@ import { endUserSessions } from './auth/sessions.ts';
 import { ManifestError } from './manifest/errors.ts';
 import type { Authenticator } from './context/authenticators.ts';
 
-export interface LoadedModule extends LoadedManifest { plugin?: PluginModule }
+export interface LoadedModule extends LoadedManifest {
+  plugin?: PluginModule;
+}
 
 export interface Kernel {
   config: Config;
@@ -66,7 +68,7 @@ export interface Kernel {
 
 async function loadPlugin(config: Config, manifest: Manifest): Promise<PluginModule | undefined> {
   const file = join(config.pluginsDir, manifest.id, 'index.ts');
-  return existsSync(file) ? await import(pathToFileURL(file).href) as PluginModule : undefined;
+  return existsSync(file) ? ((await import(pathToFileURL(file).href)) as PluginModule) : undefined;
 }
 
 export async function openKernel(config: Config): Promise<Kernel> {
@@ -76,7 +78,10 @@ export async function openKernel(config: Config): Promise<Kernel> {
   const manifests = modules.map((m) => m.manifest);
   const models = new Map(buildEntityModels(manifests).map((m) => [m.name, m]));
   const versions = moduleVersions(manifests);
-  const dbs = new Databases(config, [...models.values()].map((m) => m.schema));
+  const dbs = new Databases(
+    config,
+    [...models.values()].map((m) => m.schema),
+  );
   const tenants = new TenantRegistry(dbs, config.registrySchema);
   const revocations = new Revocations(dbs, config.registrySchema, config.accessTokenTtlSeconds);
   const roleChanges = new RoleChanges(dbs, config.registrySchema);
@@ -100,9 +105,16 @@ export async function openKernel(config: Config): Promise<Kernel> {
     throw err;
   }
   const kernel = {
-    config, modules, models, versions,
+    config,
+    modules,
+    models,
+    versions,
     digest: schemaDigest(versions),
-    dbs, tenants, revocations, roleChanges, loginThrottle,
+    dbs,
+    tenants,
+    revocations,
+    roleChanges,
+    loginThrottle,
     permissions: new PermissionCatalog(manifests),
     secrets: new SecretBox(config.secretKey),
     model(name: string) {
@@ -110,13 +122,19 @@ export async function openKernel(config: Config): Promise<Kernel> {
       if (!m) throw new Error(`no module declares entity "${name}"`);
       return m;
     },
-    close: async () => { unsubscribe(); await listener?.close(); await dbs.close(); },
+    close: async () => {
+      unsubscribe();
+      await listener?.close();
+      await dbs.close();
+    },
   } as Kernel;
   kernel.authenticators = authenticatorsOf(modules);
   kernel.abilities = new AbilityFactory(kernel.permissions, new RoleDirectory(kernel));
   const unsubscribe = roleChanges.subscribe((tenantId) => kernel.abilities.invalidate(tenantId));
   kernel.services = new KernelServices({
-    models, secrets: kernel.secrets, hooks: hooksByEntity(modules, models),
+    models,
+    secrets: kernel.secrets,
+    hooks: hooksByEntity(modules, models),
     codesOf: (tenantId, roles) => kernel.abilities.codes(tenantId, roles),
     isKnownCode: (code) => kernel.permissions.has(code),
     revokeUserSessions: (ctx, tenantId, userId) => endUserSessions(kernel, ctx.em, tenantId, userId),

@@ -35,5 +35,7 @@ export class SecretBox {
   }
 
   // never in a log line or a JSON dump of the kernel
-  toJSON(): string { return '[SecretBox]'; }
+  toJSON(): string {
+    return '[SecretBox]';
+  }
 }

@@ -25,7 +25,21 @@ import { parseArgs } from 'node:util';
 import { provisionTenant } from '../core/tenancy/provision.ts';
 import { migrateTenant } from '../core/tenancy/migrate-tenants.ts';
 import { captureSql, describeTemplates } from '../bench/capture.ts';
-import { BENCH_TENANT, SAMPLE_PREFIX, SCALE_PREFIX, benchKernel, cleanup, dropTenant, ensureDatabase, ensureTenant, isBenchTenant, newTokens, removeWrites, scaleTenantId, type BenchTenant } from '../bench/fixtures.ts';
+import {
+  BENCH_TENANT,
+  SAMPLE_PREFIX,
+  SCALE_PREFIX,
+  benchKernel,
+  cleanup,
+  dropTenant,
+  ensureDatabase,
+  ensureTenant,
+  isBenchTenant,
+  newTokens,
+  removeWrites,
+  scaleTenantId,
+  type BenchTenant,
+} from '../bench/fixtures.ts';
 import { runLoad, type AcRequest } from '../bench/load.ts';
 import { formatResults, median, percentile, round, writeResults, type ColdStart, type Measured, type Results } from '../bench/report.ts';
 import { headersOf, selectScenarios, type Probe, type Scenario } from '../bench/scenarios.ts';
@@ -35,24 +49,48 @@ import { summariseFile } from '../bench/profile-summary.ts';
 const { values: o } = parseArgs({
   allowNegative: true,
   options: {
-    duration: { type: 'string' }, connections: { type: 'string', default: '50' }, warmup: { type: 'string' },
-    pool: { type: 'string' }, scenarios: { type: 'string' }, quick: { type: 'boolean', default: false }, repeat: { type: 'string', default: '1' },
-    tenants: { type: 'string' }, profile: { type: 'boolean', default: false }, 'cold-start': { type: 'boolean', default: true },
-    as: { type: 'string', default: 'manager' }, 'log-level': { type: 'string', default: 'info' }, cleanup: { type: 'boolean', default: false },
-    'allow-foreign-migrations': { type: 'boolean', default: false }, 'profile-scenario': { type: 'string', default: 'by-id' },
+    duration: { type: 'string' },
+    connections: { type: 'string', default: '50' },
+    warmup: { type: 'string' },
+    pool: { type: 'string' },
+    scenarios: { type: 'string' },
+    quick: { type: 'boolean', default: false },
+    repeat: { type: 'string', default: '1' },
+    tenants: { type: 'string' },
+    profile: { type: 'boolean', default: false },
+    'cold-start': { type: 'boolean', default: true },
+    as: { type: 'string', default: 'manager' },
+    'log-level': { type: 'string', default: 'info' },
+    cleanup: { type: 'boolean', default: false },
+    'allow-foreign-migrations': { type: 'boolean', default: false },
+    'profile-scenario': { type: 'string', default: 'by-id' },
     help: { type: 'boolean', default: false },
   },
 });
 if (o.help) {
   const usage = readFileSync(new URL(import.meta.url), 'utf8').split('\n');
-  console.log(usage.slice(0, usage.findIndex((l) => !l.startsWith('//'))).map((l) => l.replace(/^\/\/ ?/, '')).join('\n'));
+  console.log(
+    usage
+      .slice(
+        0,
+        usage.findIndex((l) => !l.startsWith('//')),
+      )
+      .map((l) => l.replace(/^\/\/ ?/, ''))
+      .join('\n'),
+  );
   process.exit(0);
 }
 const num = (v: string | undefined, fallback: number) => (v === undefined ? fallback : Number(v));
 const opts = {
-  duration: num(o.duration, o.quick ? 3 : 10), warmup: num(o.warmup, o.quick ? 1 : 3), connections: num(o.connections, 50),
-  pool: num(o.pool ?? process.env.DB_POOL_SIZE, 10), tenants: o.tenants === undefined ? 0 : num(o.tenants, 1000),
-  coldRuns: o.quick ? 1 : 3, repeat: Math.max(1, num(o.repeat, 1)), as: o.as as 'manager' | 'admin', logLevel: o['log-level']!,
+  duration: num(o.duration, o.quick ? 3 : 10),
+  warmup: num(o.warmup, o.quick ? 1 : 3),
+  connections: num(o.connections, 50),
+  pool: num(o.pool ?? process.env.DB_POOL_SIZE, 10),
+  tenants: o.tenants === undefined ? 0 : num(o.tenants, 1000),
+  coldRuns: o.quick ? 1 : 3,
+  repeat: Math.max(1, num(o.repeat, 1)),
+  as: o.as as 'manager' | 'admin',
+  logLevel: o['log-level']!,
 };
 if (opts.as !== 'manager' && opts.as !== 'admin') throw new Error('--as takes manager or admin');
 const scenarios = selectScenarios(o.scenarios);
@@ -67,8 +105,15 @@ const base = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' };
 
 // A server whose modules differ from the kernel's migrates every tenant at start (seconds each with a thousand
 // schemas): in a shared checkout, stop with a clear word when manifests or plugins change during the run.
-const modulesStamp = () => ['manifests', 'plugins'].flatMap((d) => readdirSync(join(ROOT, d), { recursive: true, withFileTypes: true })
-  .filter((e) => e.isFile()).map((e) => `${join(e.parentPath, e.name)}@${statSync(join(e.parentPath, e.name)).mtimeMs}`)).sort().join('\n');
+const modulesStamp = () =>
+  ['manifests', 'plugins']
+    .flatMap((d) =>
+      readdirSync(join(ROOT, d), { recursive: true, withFileTypes: true })
+        .filter((e) => e.isFile())
+        .map((e) => `${join(e.parentPath, e.name)}@${statSync(join(e.parentPath, e.name)).mtimeMs}`),
+    )
+    .sort()
+    .join('\n');
 const stampAtStart = modulesStamp();
 
 await ensureDatabase(DATABASE_URL);
@@ -81,11 +126,21 @@ if (o.cleanup) {
 }
 
 const plinthEnv = (port: number, extra: Record<string, string> = {}): Record<string, string> => ({
-  ...base, DATABASE_URL, HOST: '127.0.0.1', PORT: String(port), JWT_SECRET, LOG_LEVEL: opts.logLevel, RATE_LIMIT_MAX: '1000000000',
-  DEMO_DATA: 'false', DB_POOL_SIZE: String(opts.pool), DATA_DIR: join(tmpdir(), 'plinth-bench', 'data'), ...extra,
+  ...base,
+  DATABASE_URL,
+  HOST: '127.0.0.1',
+  PORT: String(port),
+  JWT_SECRET,
+  LOG_LEVEL: opts.logLevel,
+  RATE_LIMIT_MAX: '1000000000',
+  DEMO_DATA: 'false',
+  DB_POOL_SIZE: String(opts.pool),
+  DATA_DIR: join(tmpdir(), 'plinth-bench', 'data'),
+  ...extra,
 });
 const assertModulesUnchanged = () => {
-  if (modulesStamp() !== stampAtStart) throw new Error('manifests/ or plugins/ changed during the run: Plinth would start with other modules than the captured SQL and migrated tenants; run the bench again');
+  if (modulesStamp() !== stampAtStart)
+    throw new Error('manifests/ or plugins/ changed during the run: Plinth would start with other modules than the captured SQL and migrated tenants; run the bench again');
 };
 const startPlinth = async (nodeArgs: string[] = []) => {
   assertModulesUnchanged();
@@ -93,10 +148,16 @@ const startPlinth = async (nodeArgs: string[] = []) => {
 };
 const sqlFile = join(LOG_DIR, `baseline-sql-${tag}.json`);
 /** Replays Plinth's captured SQL, or (idiomatic) answers the product list with hand-written SQL on `table`. */
-const startBaseline = async (mode: Scenario['baseline'] = 'replay', table = '') => startServer('baseline', ['bench/baseline-server.ts'], {
-  ...base, DATABASE_URL, PORT: String(await freePort()), DB_POOL_SIZE: String(opts.pool), BASELINE_SQL: sqlFile, BASELINE_LANGUAGE: 'en',
-  ...(mode === 'idiomatic' ? { BASELINE_LIST: 'idiomatic', BASELINE_TABLE: table } : {}),
-});
+const startBaseline = async (mode: Scenario['baseline'] = 'replay', table = '') =>
+  startServer('baseline', ['bench/baseline-server.ts'], {
+    ...base,
+    DATABASE_URL,
+    PORT: String(await freePort()),
+    DB_POOL_SIZE: String(opts.pool),
+    BASELINE_SQL: sqlFile,
+    BASELINE_LANGUAGE: 'en',
+    ...(mode === 'idiomatic' ? { BASELINE_LIST: 'idiomatic', BASELINE_TABLE: table } : {}),
+  });
 
 /** Fewer requests than this in a measured run: its req/s and p99 say too little to compare. */
 const MIN_REQUESTS = 30;
@@ -119,15 +180,21 @@ async function retrying<T>(what: string, fn: () => Promise<T>): Promise<T> {
   } catch (err) {
     if (!(err instanceof ServerDied)) throw err;
     log(`warning: ${err.message}; measuring ${what} again`);
-    results.meta.restarts = [...(results.meta.restarts as string[] ?? []), `${what}: ${err.message}`];
+    results.meta.restarts = [...((results.meta.restarts as string[]) ?? []), `${what}: ${err.message}`];
     return await fn();
   }
 }
 
-interface Sample { status: number; body: string; headers: Record<string, string | null> }
+interface Sample {
+  status: number;
+  body: string;
+  headers: Record<string, string | null>;
+}
 async function sample(server: Server, p: Probe, t: BenchTenant): Promise<Sample> {
   const res = await fetch(server.url + p.url, {
-    method: p.method, headers: { ...headersOf(t), ...(p.body ? { 'content-type': 'application/json' } : {}) }, body: p.body ? JSON.stringify(p.body) : undefined,
+    method: p.method,
+    headers: { ...headersOf(t), ...(p.body ? { 'content-type': 'application/json' } : {}) },
+    body: p.body ? JSON.stringify(p.body) : undefined,
   });
   const h = (k: string) => res.headers.get(k);
   return { status: res.status, body: await res.text(), headers: { 'content-type': h('content-type'), 'content-language': h('content-language'), etag: h('etag') } };
@@ -141,7 +208,9 @@ function assertSameShape(s: Scenario, b: Sample, p: Sample): void {
     const kinds: Record<string, Set<string>> = {};
     for (const item of body.items) for (const [k, v] of Object.entries(item)) (kinds[k] ??= new Set()).add(v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
     return JSON.stringify({
-      status: x.status, headers: x.headers, envelope: { ...body, items: body.items.length },
+      status: x.status,
+      headers: x.headers,
+      envelope: { ...body, items: body.items.length },
       keys: [...new Set(body.items.map((i) => Object.keys(i).join(',')))],
       kinds: Object.entries(kinds).map(([k, set]) => `${k}:${[...set].sort().join('|')}`),
     });
@@ -161,15 +230,29 @@ function assertSame(s: Scenario, b: Sample, p: Sample): void {
     const [x, y] = [mask(b), mask(p)];
     let i = 0;
     while (x[i] === y[i]) i++;
-    throw new Error(`${s.label}: the baseline's response differs from Plinth's at character ${i}\n  baseline: ${x.slice(Math.max(0, i - 80), i + 120)}\n  Plinth:   ${y.slice(Math.max(0, i - 80), i + 120)}`);
+    throw new Error(
+      `${s.label}: the baseline's response differs from Plinth's at character ${i}\n  baseline: ${x.slice(Math.max(0, i - 80), i + 120)}\n  Plinth:   ${y.slice(Math.max(0, i - 80), i + 120)}`,
+    );
   }
 }
 
 const results: Results = {
   meta: {
-    startedAt: new Date().toISOString(), options: opts, scenarios: scenarios.map((s) => s.name), node: process.versions.node,
-    cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryGb: round(totalmem() / 2 ** 30, 1), loadavgAtStart: loadavg().map((l) => round(l)),
-    git: (() => { try { return `${execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT }).toString().trim()}${execFileSync('git', ['status', '--porcelain', 'core'], { cwd: ROOT }).toString().trim() ? ' (core/ modified)' : ''}`; } catch { return 'unknown'; } })(),
+    startedAt: new Date().toISOString(),
+    options: opts,
+    scenarios: scenarios.map((s) => s.name),
+    node: process.versions.node,
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model,
+    memoryGb: round(totalmem() / 2 ** 30, 1),
+    loadavgAtStart: loadavg().map((l) => round(l)),
+    git: (() => {
+      try {
+        return `${execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT }).toString().trim()}${execFileSync('git', ['status', '--porcelain', 'core'], { cwd: ROOT }).toString().trim() ? ' (core/ modified)' : ''}`;
+      } catch {
+        return 'unknown';
+      }
+    })(),
   },
   scenarios: [],
 };
@@ -179,9 +262,11 @@ try {
   // Plinth's start-up migrates every outdated tenant; the server under test must not touch other people's
   const foreign = (await kernel.tenants.outdated(kernel.digest)).filter((t) => !isBenchTenant(t.id)).map((t) => t.id);
   if (foreign.length && !o['allow-foreign-migrations']) {
-    throw new Error(`the server under test would migrate ${foreign.length} tenant(s) the bench did not create (${foreign.slice(0, 5).join(', ')}${foreign.length > 5 ? ', …' : ''}): `
-      + 'Plinth\'s start-up migrates every outdated tenant. Give the bench a database of its own, e.g. '
-      + 'DATABASE_URL=postgres://postgres@127.0.0.1:5432/plinth_bench npm run bench (created when missing), or pass --allow-foreign-migrations.');
+    throw new Error(
+      `the server under test would migrate ${foreign.length} tenant(s) the bench did not create (${foreign.slice(0, 5).join(', ')}${foreign.length > 5 ? ', …' : ''}): ` +
+        "Plinth's start-up migrates every outdated tenant. Give the bench a database of its own, e.g. " +
+        'DATABASE_URL=postgres://postgres@127.0.0.1:5432/plinth_bench npm run bench (created when missing), or pass --allow-foreign-migrations.',
+    );
   }
   // bench tenants of an earlier run, when core or the manifests changed since: else the first server start
   // would migrate them all inside a timed start-up. Scale tenants hold 5 products each and are cheaper to
@@ -207,12 +292,18 @@ try {
     writeFileSync(sqlFile, JSON.stringify(capture.templates));
     const replayed = Object.fromEntries(Object.entries(capture.templates).filter(([name]) => !idiomatic.has(name)));
     const own = Object.keys(capture.templates).filter((name) => idiomatic.has(name));
-    const same = (Object.keys(replayed).length ? `Both servers send PostgreSQL the same statements: Plinth's captured text, and for parameterised ones the same values (${describeTemplates(replayed)}), `
-      + 'through pg query(text, values) (unnamed statement) or query(text) (inlined writes); checked by round trip at capture.' : '')
-      + (own.length ? `${Object.keys(replayed).length ? ' ' : ''}Against the idiomatic baseline (${own.join(', ')}) the baseline sends hand-written SQL instead (bench/baseline-server.ts, IDIOMATIC; `
-      + 'Plinth\'s own statements are in sql.templates), and the answers agree in status, headers, envelope and item shape, not in rows.' : '');
+    const same =
+      (Object.keys(replayed).length
+        ? `Both servers send PostgreSQL the same statements: Plinth's captured text, and for parameterised ones the same values (${describeTemplates(replayed)}), ` +
+          'through pg query(text, values) (unnamed statement) or query(text) (inlined writes); checked by round trip at capture.'
+        : '') +
+      (own.length
+        ? `${Object.keys(replayed).length ? ' ' : ''}Against the idiomatic baseline (${own.join(', ')}) the baseline sends hand-written SQL instead (bench/baseline-server.ts, IDIOMATIC; ` +
+          "Plinth's own statements are in sql.templates), and the answers agree in status, headers, envelope and item shape, not in rows."
+        : '');
     results.sql = { templates: capture.templates, otherStatements: capture.other, sameStatements: same };
-    for (const [name, other] of Object.entries(capture.other)) if (other.length) log(`note: a warm ${name} request also ran ${other.length} statement(s) outside the tenant tables: ${other.join(' | ')}`);
+    for (const [name, other] of Object.entries(capture.other))
+      if (other.length) log(`note: a warm ${name} request also ran ${other.length} statement(s) outside the tenant tables: ${other.join(' | ')}`);
     log(`captured Plinth's SQL (statements, of which with bind parameters): ${describeTemplates(capture.templates)}`);
     log(same);
 
@@ -251,19 +342,26 @@ try {
       };
       const runs: { baseline: Measured[]; plinth: Measured[] } = { baseline: [], plinth: [] };
       for (let i = 0; i < opts.repeat; i++) {
-        for (const name of i % 2 ? ['plinth', 'baseline'] as const : ['baseline', 'plinth'] as const) runs[name].push(await retrying(`${s.name} on ${name}`, () => run(name)));
+        for (const name of i % 2 ? (['plinth', 'baseline'] as const) : (['baseline', 'plinth'] as const)) runs[name].push(await retrying(`${s.name} on ${name}`, () => run(name)));
       }
       const mid = (ms: Measured[]) => [...ms].sort((a, b) => a.rps - b.rps)[(ms.length - 1) >> 1];
       const [b, p] = [mid(runs.baseline), mid(runs.plinth)];
       const r = {
-        name: s.name, label: s.label, target: s.target, baseline: b, plinth: p,
+        name: s.name,
+        label: s.label,
+        target: s.target,
+        baseline: b,
+        plinth: p,
         // a run that completed (almost) no requests gives no ratio: null in the JSON, n/a in the table
-        ratio: few(runs) ? null : round(median(runs.plinth.map((x, i) => x.rps / runs.baseline[i].rps))), p99Ratio: few(runs) ? null : round(p.p99 / b.p99),
+        ratio: few(runs) ? null : round(median(runs.plinth.map((x, i) => x.rps / runs.baseline[i].rps))),
+        p99Ratio: few(runs) ? null : round(p.p99 / b.p99),
         runs: { baseline: runs.baseline.map((x) => x.rps), plinth: runs.plinth.map((x) => x.rps) },
       };
       results.scenarios.push(r);
       if (few(runs)) log(`warning: a measured run of ${s.label} completed fewer than ${MIN_REQUESTS} requests; no ratio (raise --duration)`);
-      log(`${s.label}: baseline ${b.rps} req/s, Plinth ${p.rps} req/s → ${r.ratio ?? 'n/a'} (target ${s.target}); p99 ${b.p99} / ${p.p99} ms; non-2xx ${b.non2xx} / ${p.non2xx}${opts.repeat > 1 ? `; runs ${r.runs.baseline.join('/')} vs ${r.runs.plinth.join('/')}` : ''}`);
+      log(
+        `${s.label}: baseline ${b.rps} req/s, Plinth ${p.rps} req/s → ${r.ratio ?? 'n/a'} (target ${s.target}); p99 ${b.p99} / ${p.p99} ms; non-2xx ${b.non2xx} / ${p.non2xx}${opts.repeat > 1 ? `; runs ${r.runs.baseline.join('/')} vs ${r.runs.plinth.join('/')}` : ''}`,
+      );
     }
   }
 
@@ -278,7 +376,8 @@ try {
       if (i % 100 === 0) log(`  ${i}/${opts.tenants} tenants ready (${timings.length} provisioned now)`);
     }
     const createdThisRun = timings.length;
-    for (let i = 0; timings.length < 30; i++) { // always time at least 30 provisionings
+    for (let i = 0; timings.length < 30; i++) {
+      // always time at least 30 provisionings
       const id = `${SAMPLE_PREFIX}${tag}-${i}`;
       const t1 = performance.now();
       await provisionTenant(kernel, { id, name: id, company: { code: 'HQ', name: 'HQ' }, admin: { email: `admin@${id}.bench.test`, name: 'A', password: 'bench-password-not-secret' } });
@@ -288,7 +387,11 @@ try {
     // single and spread on one server; with --repeat, pairs alternate their order and the ratio is the
     // median of the pairs' ratios (one pair moves by ±15% on a loaded 2-core machine)
     const setups = {
-      single: (req: AcRequest) => { req.path = `/api/products/${bench.productIds[Math.floor(Math.random() * bench.productIds.length)]}`; req.headers = headersOf(bench); return req; },
+      single: (req: AcRequest) => {
+        req.path = `/api/products/${bench.productIds[Math.floor(Math.random() * bench.productIds.length)]}`;
+        req.headers = headersOf(bench);
+        return req;
+      },
       spread: (req: AcRequest) => {
         const t = tenants[Math.floor(Math.random() * tenants.length)];
         req.path = `/api/products/${t.productIds[Math.floor(Math.random() * t.productIds.length)]}`;
@@ -300,7 +403,7 @@ try {
     const server = await startPlinth();
     try {
       for (let i = 0; i < opts.repeat; i++) {
-        for (const name of i % 2 ? ['spread', 'single'] as const : ['single', 'spread'] as const) runs[name].push(await measure(server, setups[name]));
+        for (const name of i % 2 ? (['spread', 'single'] as const) : (['single', 'spread'] as const)) runs[name].push(await measure(server, setups[name]));
       }
     } finally {
       await server.stop();
@@ -308,11 +411,17 @@ try {
     const mid = (ms: Measured[]) => [...ms].sort((a, b) => a.rps - b.rps)[(ms.length - 1) >> 1];
     const [single, spread] = [mid(runs.single), mid(runs.spread)];
     results.scale = {
-      tenants: opts.tenants, single, spread, ratio: round(median(runs.spread.map((x, i) => x.rps / runs.single[i].rps))), target: 0.9,
+      tenants: opts.tenants,
+      single,
+      spread,
+      ratio: round(median(runs.spread.map((x, i) => x.rps / runs.single[i].rps))),
+      target: 0.9,
       runs: { single: runs.single.map((x) => x.rps), spread: runs.spread.map((x) => x.rps) },
       provisioning: { samples: timings.length, medianMs: Math.round(median(timings)), p99Ms: Math.round(percentile(timings, 99)), maxMs: Math.round(Math.max(...timings)), createdThisRun },
     };
-    log(`spread over ${opts.tenants} tenants: ${spread.rps} req/s vs ${single.rps} single → ${results.scale.ratio}; RSS ${spread.rssMb} MB${opts.repeat > 1 ? `; runs ${runs.single.map((x) => x.rps).join('/')} single vs ${runs.spread.map((x) => x.rps).join('/')} spread` : ''}`);
+    log(
+      `spread over ${opts.tenants} tenants: ${spread.rps} req/s vs ${single.rps} single → ${results.scale.ratio}; RSS ${spread.rssMb} MB${opts.repeat > 1 ? `; runs ${runs.single.map((x) => x.rps).join('/')} single vs ${runs.spread.map((x) => x.rps).join('/')} spread` : ''}`,
+    );
   }
 
   if (o.profile) {
@@ -342,7 +451,11 @@ try {
         assertModulesUnchanged();
         const { ms, line } = await timeToReadyLine(['scripts/start.ts'], env, /Plinth ready/);
         let reported = NaN;
-        try { reported = JSON.parse(line).readyMs; } catch { /* not JSON */ }
+        try {
+          reported = JSON.parse(line).readyMs;
+        } catch {
+          /* not JSON */
+        }
         return { ms: Math.round(ms), reported };
       };
       const firstStartMs = first ? (await run()).ms : undefined;
@@ -356,7 +469,11 @@ try {
     const dataDir = mkdtempSync(join(tmpdir(), 'plinth-bench-pglite-'));
     const { DATABASE_URL: _, ...noPg } = plinthEnv(await freePort(), { LOG_LEVEL: 'info', DATA_DIR: dataDir });
     let pglite: ColdStart;
-    try { pglite = await cold(noPg, true); } finally { rmSync(dataDir, { recursive: true, force: true }); }
+    try {
+      pglite = await cold(noPg, true);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
     results.coldStart = { postgres, pglite, targetMs: 1500 };
   }
 } finally {
@@ -367,5 +484,7 @@ try {
 results.meta.loadavgAtEnd = loadavg().map((l) => round(l));
 results.meta.finishedAt = new Date().toISOString();
 console.log(`\n${formatResults(results)}\n`);
-console.log(`note: ${cpus().length} CPUs shared by PostgreSQL, the server and autocannon; load average ${results.meta.loadavgAtStart} at start, ${results.meta.loadavgAtEnd} at end. Compare ratios, not absolute numbers.`);
+console.log(
+  `note: ${cpus().length} CPUs shared by PostgreSQL, the server and autocannon; load average ${results.meta.loadavgAtStart} at start, ${results.meta.loadavgAtEnd} at end. Compare ratios, not absolute numbers.`,
+);
 log(`results: ${writeResults(join(ROOT, 'bench', 'results'), stamp, results)}`);

@@ -23,7 +23,11 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** The one table of layers: a file, or a directory ending in '/'; the longest match wins. An import may go down or stay in its layer. */
 export const LAYERS: Record<string, number> = {
   // 0 constants and leaf helpers: they import no other core file
-  'core/errors.ts': 0, 'core/config.ts': 0, 'core/logging.ts': 0, 'core/i18n.ts': 0, 'core/secrets.ts': 0,
+  'core/errors.ts': 0,
+  'core/config.ts': 0,
+  'core/logging.ts': 0,
+  'core/i18n.ts': 0,
+  'core/secrets.ts': 0,
   // 1 the manifest: its TypeBox declaration, loading and checking
   'core/manifest/': 1,
   // 2 the entity model built from the manifests (MikroORM entity schemas, field models)
@@ -31,15 +35,23 @@ export const LAYERS: Record<string, number> = {
   // 3 database plumbing: pools, the migrator, LISTEN/NOTIFY, health; it needs only config and the manifest's types
   'core/db/': 3,
   // 4 who may do what: CASL abilities, roles, and the identities, sessions and tokens behind them
-  'core/access/': 4, 'core/auth/': 4,
+  'core/access/': 4,
+  'core/auth/': 4,
   // 5 data: the scope compiler and SQL statements (data/), generated CRUD over the model,
   // and the tenants' registry, provisioning and migration
-  'core/crud/': 5, 'core/data/': 5, 'core/tenancy/': 5,
+  'core/crud/': 5,
+  'core/data/': 5,
+  'core/tenancy/': 5,
   // 6 context: the module context and its services, the kernel that wires layers 0-5, the module SDK,
   // a request's resolved context
-  'core/context/': 6, 'core/kernel.ts': 6, 'core/plugin-api.ts': 6, 'core/http/request-context.ts': 6,
+  'core/context/': 6,
+  'core/kernel.ts': 6,
+  'core/plugin-api.ts': 6,
+  'core/http/request-context.ts': 6,
   // 7 HTTP: routes, serialisation, the Fastify app; demo-data.ts drives the CRUD service like a client does
-  'core/http/': 7, 'core/app.ts': 7, 'core/demo-data.ts': 7,
+  'core/http/': 7,
+  'core/app.ts': 7,
+  'core/demo-data.ts': 7,
   // 8 modules' plugins; rule (c) narrows what they may import further
   'plugins/': 8,
 };
@@ -64,25 +76,44 @@ export const ALLOWED: Allowed[] = [
   { from: 'core/crud/sql-reader.ts', to: 'core/http/entity-schemas.ts', why: 'isRangeType() is a fact about field types (the model), kept beside the HTTP schemas; crud/ is being rewritten' },
 
   // (a)+(b) Kernel is the service locator everything is handed; naming its type from below closes type-only cycles through kernel.ts
-  { from: 'core/access/role-directory.ts', to: 'core/kernel.ts', typeOnly: true, why: 'RoleDirectory reads kernel.dbs, kernel.tenants, kernel.permissions and the Role model; in rewrite (core/access/*)' },
+  {
+    from: 'core/access/role-directory.ts',
+    to: 'core/kernel.ts',
+    typeOnly: true,
+    why: 'RoleDirectory reads kernel.dbs, kernel.tenants, kernel.permissions and the Role model; in rewrite (core/access/*)',
+  },
   { from: 'core/auth/identity.ts', to: 'core/kernel.ts', typeOnly: true, why: 'Identity is handed the whole Kernel for kernel.model() and kernel.config' },
   { from: 'core/auth/sessions.ts', to: 'core/kernel.ts', typeOnly: true, why: 'session functions are handed the whole Kernel to build an Identity and reach kernel.revocations' },
   { from: 'core/tenancy/provision.ts', to: 'core/kernel.ts', typeOnly: true, why: 'provisionTenant(kernel, …) is handed the whole Kernel (dbs, tenants, models, digest, config)' },
   { from: 'core/tenancy/migrate-tenants.ts', to: 'core/kernel.ts', typeOnly: true, why: 'migrateTenant(kernel, …) is handed the whole Kernel (dbs, tenants, versions, digest)' },
 
   // (a) cycles inside one layer
-  { from: 'core/crud/sql-reader.ts', to: 'core/crud/crud-service.ts', typeOnly: true, why: 'ListQuery is declared in crud-service.ts, which calls the reader: crud-service.ts <-> sql-reader.ts; in rewrite' },
-
+  {
+    from: 'core/crud/sql-reader.ts',
+    to: 'core/crud/crud-service.ts',
+    typeOnly: true,
+    why: 'ListQuery is declared in crud-service.ts, which calls the reader: crud-service.ts <-> sql-reader.ts; in rewrite',
+  },
 ];
 
 /** One import statement: to is a repository file ('core/x.ts') or, when package is set, an npm package's name. */
-export interface Edge { from: string; to: string; package?: boolean; typeOnly: boolean; line: number }
-export interface Problem { edge?: Edge; message: string }
+export interface Edge {
+  from: string;
+  to: string;
+  package?: boolean;
+  typeOnly: boolean;
+  line: number;
+}
+export interface Problem {
+  edge?: Edge;
+  message: string;
+}
 
-const sourceFiles = (dir: string): string[] => readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {
-  const path = `${dir}/${e.name}`;
-  return e.isDirectory() ? sourceFiles(path) : /\.[cm]?tsx?$/.test(e.name) && !e.name.endsWith('.d.ts') ? [path] : [];
-});
+const sourceFiles = (dir: string): string[] =>
+  readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {
+    const path = `${dir}/${e.name}`;
+    return e.isDirectory() ? sourceFiles(path) : /\.[cm]?tsx?$/.test(e.name) && !e.name.endsWith('.d.ts') ? [path] : [];
+  });
 
 const isFile = (path: string) => existsSync(path) && statSync(path).isFile();
 
@@ -91,7 +122,11 @@ const target = (file: string, spec: string): { to: string; package?: boolean } |
   if (spec.startsWith('.') || spec.startsWith('/')) {
     const path = resolve(ROOT, dirname(file), spec);
     const found = [path, path.replace(/\.js$/, '.ts'), `${path}.ts`, join(path, 'index.ts')].find(isFile);
-    return { to: relative(ROOT, found ?? path).split('\\').join('/') };
+    return {
+      to: relative(ROOT, found ?? path)
+        .split('\\')
+        .join('/'),
+    };
   }
   if (spec.startsWith('node:')) return undefined;
   const parts = spec.split('/');
@@ -120,7 +155,9 @@ export function importsOf(file: string, text = readFileSync(join(ROOT, file), 'u
 }
 
 export const layerOf = (file: string): number | undefined => {
-  const key = Object.keys(LAYERS).filter((k) => (k.endsWith('/') ? file.startsWith(k) : file === k)).sort((a, b) => b.length - a.length)[0];
+  const key = Object.keys(LAYERS)
+    .filter((k) => (k.endsWith('/') ? file.startsWith(k) : file === k))
+    .sort((a, b) => b.length - a.length)[0];
   return key === undefined ? undefined : LAYERS[key];
 };
 
@@ -169,27 +206,40 @@ export function check(edges: Edge[], allowed: Allowed[] = ALLOWED, files: string
 export function cycles(edges: Edge[]): string[][] {
   const next = new Map<string, string[]>();
   for (const e of edges) next.set(e.from, [...new Set([...(next.get(e.from) ?? []), e.to])]);
-  const index = new Map<string, number>(), low = new Map<string, number>(), stack: string[] = [], onStack = new Set<string>();
+  const index = new Map<string, number>(),
+    low = new Map<string, number>(),
+    stack: string[] = [],
+    onStack = new Set<string>();
   const components: string[][] = [];
   let counter = 0;
   const strong = (v: string) => {
-    index.set(v, counter); low.set(v, counter); counter++;
-    stack.push(v); onStack.add(v);
+    index.set(v, counter);
+    low.set(v, counter);
+    counter++;
+    stack.push(v);
+    onStack.add(v);
     for (const w of next.get(v) ?? []) {
-      if (!index.has(w)) { strong(w); low.set(v, Math.min(low.get(v)!, low.get(w)!)); }
-      else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+      if (!index.has(w)) {
+        strong(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
     }
     if (low.get(v) === index.get(v)) {
       const component: string[] = [];
       let w: string;
-      do { w = stack.pop()!; onStack.delete(w); component.push(w); } while (w !== v);
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
       if (component.length > 1 || next.get(v)?.includes(v)) components.push(component);
     }
   };
   for (const v of [...next.keys()].sort()) if (!index.has(v)) strong(v);
   // a shortest way back to the component's first file (breadth-first inside the component)
   return components.map((component) => {
-    const inside = new Set(component), start = [...component].sort()[0];
+    const inside = new Set(component),
+      start = [...component].sort()[0];
     const back = new Map<string, string>();
     const queue = [start];
     for (let i = 0; i < queue.length; i++) {
@@ -199,7 +249,10 @@ export function cycles(edges: Edge[]): string[][] {
           for (let v: string | undefined = queue[i]; v !== undefined && v !== start; v = back.get(v)) path.splice(1, 0, v);
           return [...path, start];
         }
-        if (inside.has(w) && !back.has(w)) { back.set(w, queue[i]); queue.push(w); }
+        if (inside.has(w) && !back.has(w)) {
+          back.set(w, queue[i]);
+          queue.push(w);
+        }
       }
     }
     return [...component, component[0]];

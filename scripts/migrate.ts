@@ -6,8 +6,7 @@ import { migrateOutdatedTenants } from '../core/tenancy/migrate-tenants.ts';
 
 const kernel = await openKernel(loadConfig());
 try {
-  const { migrated } = await migrateOutdatedTenants(kernel, (done, total, t, applied) =>
-    console.log(`[${done}/${total}] ${t.id} (${t.schema}): ${applied} statement(s)`));
+  const { migrated } = await migrateOutdatedTenants(kernel, (done, total, t, applied) => console.log(`[${done}/${total}] ${t.id} (${t.schema}): ${applied} statement(s)`));
   console.log(migrated ? `migrated ${migrated} tenant(s)` : 'every tenant is up to date');
 } catch (err) {
   // tenants migrated before the failure stay recorded; a rerun continues with the rest

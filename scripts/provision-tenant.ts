@@ -8,9 +8,15 @@ import { provisionTenant } from '../core/tenancy/provision.ts';
 
 const { values: v } = parseArgs({
   options: {
-    id: { type: 'string' }, name: { type: 'string' }, connection: { type: 'string' }, language: { type: 'string' },
-    'company-code': { type: 'string' }, 'company-name': { type: 'string' },
-    'admin-email': { type: 'string' }, 'admin-name': { type: 'string' }, 'admin-password': { type: 'string' },
+    id: { type: 'string' },
+    name: { type: 'string' },
+    connection: { type: 'string' },
+    language: { type: 'string' },
+    'company-code': { type: 'string' },
+    'company-name': { type: 'string' },
+    'admin-email': { type: 'string' },
+    'admin-name': { type: 'string' },
+    'admin-password': { type: 'string' },
   },
 });
 const missing = ['id', 'name', 'company-code', 'company-name', 'admin-email', 'admin-password'].filter((k) => !v[k as keyof typeof v]);
@@ -21,7 +27,10 @@ if (missing.length) {
 const kernel = await openKernel(loadConfig());
 try {
   const r = await provisionTenant(kernel, {
-    id: v.id!, name: v.name!, connectionKey: v.connection, defaultLanguage: v.language,
+    id: v.id!,
+    name: v.name!,
+    connectionKey: v.connection,
+    defaultLanguage: v.language,
     company: { code: v['company-code']!, name: v['company-name']! },
     admin: { email: v['admin-email']!, name: v['admin-name'] ?? v['admin-email']!, password: v['admin-password']! },
   });

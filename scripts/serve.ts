@@ -34,8 +34,13 @@ await app.listen({ host: config.host, port: config.port });
 // the port actually bound: PORT=0 asks the system for a free one
 const address = app.server.address();
 const port = typeof address === 'object' && address ? address.port : config.port;
-log.info({
-  port,
-  database: kernel.dbs.embedded ? `embedded PGlite (${config.pgliteInMemory ? 'memory' : config.dataDir})` : 'PostgreSQL',
-  modules: kernel.modules.map((m) => m.manifest.id), migrated, readyMs: Math.round(performance.now() - started),
-}, `Plinth ready: API docs at http://${config.host}:${port}/api-docs`);
+log.info(
+  {
+    port,
+    database: kernel.dbs.embedded ? `embedded PGlite (${config.pgliteInMemory ? 'memory' : config.dataDir})` : 'PostgreSQL',
+    modules: kernel.modules.map((m) => m.manifest.id),
+    migrated,
+    readyMs: Math.round(performance.now() - started),
+  },
+  `Plinth ready: API docs at http://${config.host}:${port}/api-docs`,
+);

@@ -17,7 +17,9 @@ import { hashPassword } from '../core/auth/passwords.ts';
 export const onPglite = process.env.TEST_DB === 'pglite';
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
-interface Teardown { teardown(fn: () => unknown): void }
+interface Teardown {
+  teardown(fn: () => unknown): void;
+}
 
 // A dumped empty PGlite cluster, made once per machine and PGlite version:
 // loading it takes ~0.7 s where a fresh in-memory initdb takes ~5 s.
@@ -99,8 +101,7 @@ export async function build(t: Teardown, opts: { config?: Partial<Config>; logge
     await kernel.close();
   });
 
-  const login = (tenant: string, email: string, password: string) =>
-    app.inject({ method: 'POST', url: '/api/auth/login', payload: { tenant, email, password } });
+  const login = (tenant: string, email: string, password: string) => app.inject({ method: 'POST', url: '/api/auth/login', payload: { tenant, email, password } });
   const tokenOf = async (tenant: string, email: string) => {
     const res = await login(tenant, email, PASSWORD);
     if (res.statusCode !== 200) throw new Error(`login failed: ${res.body}`);
@@ -112,7 +113,9 @@ export async function build(t: Teardown, opts: { config?: Partial<Config>; logge
   };
 
   return {
-    app, kernel, login,
+    app,
+    kernel,
+    login,
     async tenant(o = {}) {
       const id = o.id ?? uniqueId();
       tenants.push(id);
@@ -125,7 +128,13 @@ export async function build(t: Teardown, opts: { config?: Partial<Config>; logge
       const E = (n: string) => kernel.model(n).schema;
       const email = `${uniqueId('u')}@${tenant.id}.test`;
       const role = em.create(E('Role'), { name: o.role ?? uniqueId('role'), permissions: o.codes, builtIn: false } as never) as { id: string };
-      const user = em.create(E('User'), { email, name: email, passwordHash: await hashPassword(PASSWORD), isActive: true, primaryCompanyId: (o.companies ?? [tenant.companyId])[0] ?? null } as never) as { id: string };
+      const user = em.create(E('User'), {
+        email,
+        name: email,
+        passwordHash: await hashPassword(PASSWORD),
+        isActive: true,
+        primaryCompanyId: (o.companies ?? [tenant.companyId])[0] ?? null,
+      } as never) as { id: string };
       em.create(E('UserRole'), { userId: user.id, roleId: role.id } as never);
       for (const companyId of o.companies ?? [tenant.companyId]) em.create(E('UserCompany'), { userId: user.id, companyId } as never);
       await em.flush();

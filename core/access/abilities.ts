@@ -11,7 +11,10 @@ import type { PermissionCatalog } from './permission-catalog.ts';
 import type { RoleDirectory } from './role-directory.ts';
 
 export type Ability = MongoAbility;
-interface Compiled { generation: number; ability: Ability }
+interface Compiled {
+  generation: number;
+  ability: Ability;
+}
 
 const filterCache = new WeakMap<Ability, Map<string, Record<string, unknown> | null>>();
 
@@ -58,9 +61,11 @@ export function accessFilter(ability: Ability, action: string, subject: string, 
   const key = field === undefined ? `${action}:${subject}` : `${action}:${subject}:${field}`;
   if (perAbility.has(key)) return perAbility.get(key)!;
   // with a field: only the rules that cover it (a grant's `fields`), so a field rule narrows that field alone
-  const filter = rulesToCondition((field === undefined ? ability.rulesFor(action, subject) : ability.rulesFor(action, subject, field)) as never,
+  const filter = rulesToCondition(
+    (field === undefined ? ability.rulesFor(action, subject) : ability.rulesFor(action, subject, field)) as never,
     (rule: { inverted: boolean; conditions?: Record<string, unknown> }) => (rule.inverted ? { $not: rule.conditions } : rule.conditions!),
-    { and: (c: unknown[]) => (c.length === 1 ? c[0] : { $and: c }), or: (c: unknown[]) => (c.length === 1 ? c[0] : { $or: c }), empty: () => ({}) }) as Record<string, unknown> | null;
+    { and: (c: unknown[]) => (c.length === 1 ? c[0] : { $and: c }), or: (c: unknown[]) => (c.length === 1 ? c[0] : { $or: c }), empty: () => ({}) },
+  ) as Record<string, unknown> | null;
   perAbility.set(key, filter);
   return filter;
 }

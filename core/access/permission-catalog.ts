@@ -6,7 +6,10 @@ import type { RawRuleOf, MongoAbility } from '@casl/ability';
 import type { Manifest, ManifestPermission } from '../manifest/schema.ts';
 
 export type Rule = RawRuleOf<MongoAbility>;
-export interface CallerValues { user: { id: string; companyIds: string[] }; company: { id: string | null } }
+export interface CallerValues {
+  user: { id: string; companyIds: string[] };
+  company: { id: string | null };
+}
 
 const PLACEHOLDER = /^\$\{(user\.id|user\.companyIds|company\.id)\}$/;
 
@@ -36,9 +39,13 @@ export class PermissionCatalog {
     for (const m of manifests) for (const p of m.permissions ?? []) this.codes.set(p.code, { ...p, module: m.id });
   }
 
-  has(code: string): boolean { return this.codes.has(code); }
+  has(code: string): boolean {
+    return this.codes.has(code);
+  }
 
-  all(): string[] { return [...this.codes.keys()]; }
+  all(): string[] {
+    return [...this.codes.keys()];
+  }
 
   /** The rules of a set of codes; unknown codes (a removed module) grant nothing. */
   rules(codes: Iterable<string>): Rule[] {
@@ -53,8 +60,8 @@ export class PermissionCatalog {
 
   /** Codes whose grants allow an action on a subject: documentation for OpenAPI. */
   codesGranting(action: string, subject: string): string[] {
-    return [...this.codes.values()].filter((p) => p.grants.some((g) => !g.inverted
-      && [g.action].flat().some((a) => a === action || a === 'manage')
-      && [g.subject].flat().some((s) => s === subject || s === 'all'))).map((p) => p.code);
+    return [...this.codes.values()]
+      .filter((p) => p.grants.some((g) => !g.inverted && [g.action].flat().some((a) => a === action || a === 'manage') && [g.subject].flat().some((s) => s === subject || s === 'all')))
+      .map((p) => p.code);
   }
 }

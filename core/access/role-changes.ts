@@ -21,7 +21,9 @@ export class RoleChanges {
   /** Called with the tenant whose roles changed, here or in another process; returns an unsubscribe. */
   subscribe(fn: Subscriber): () => void {
     this.#subscribers.add(fn);
-    return () => { this.#subscribers.delete(fn); };
+    return () => {
+      this.#subscribers.delete(fn);
+    };
   }
 
   listenOn(listener: PgListener): void {

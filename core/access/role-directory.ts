@@ -11,14 +11,18 @@ export class RoleDirectory {
   #byTenant = new Map<string, { loadedAt: number; generation: number; roles: Map<string, string[]> }>();
   #generation = 0;
 
-  constructor(kernel: Kernel) { this.#kernel = kernel; }
+  constructor(kernel: Kernel) {
+    this.#kernel = kernel;
+  }
 
   isStale(tenantId: string): boolean {
     const entry = this.#byTenant.get(tenantId);
     return !entry || Date.now() - entry.loadedAt > TTL_MS;
   }
 
-  invalidate(tenantId: string): void { this.#byTenant.delete(tenantId); }
+  invalidate(tenantId: string): void {
+    this.#byTenant.delete(tenantId);
+  }
 
   async codesFor(tenantId: string, roleNames: string[]): Promise<string[]> {
     return (await this.resolve(tenantId, roleNames)).codes;
@@ -40,7 +44,7 @@ export class RoleDirectory {
     const roles = new Map<string, string[]>();
     if (tenant) {
       const em = this.#kernel.dbs.get(tenant.connectionKey).em.fork({ schema: tenant.schema });
-      const rows = await em.find(this.#kernel.model('Role').schema, {}) as { name: string; permissions: unknown }[];
+      const rows = (await em.find(this.#kernel.model('Role').schema, {})) as { name: string; permissions: unknown }[];
       for (const r of rows) roles.set(r.name, Array.isArray(r.permissions) ? r.permissions.filter((c) => typeof c === 'string') : []);
     }
     // returned, not re-read from the map: an invalidate() meanwhile must not lose it

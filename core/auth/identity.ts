@@ -10,9 +10,13 @@ type Row = Record<string, any>;
 
 export class Identity {
   #k: Kernel;
-  constructor(kernel: Kernel) { this.#k = kernel; }
+  constructor(kernel: Kernel) {
+    this.#k = kernel;
+  }
 
-  #e(name: string) { return this.#k.model(name).schema; }
+  #e(name: string) {
+    return this.#k.model(name).schema;
+  }
 
   async userByEmail(em: EntityManager, email: string): Promise<Row | null> {
     return em.findOne(this.#e('User'), { email: email.trim().toLowerCase() }) as Promise<Row | null>;
@@ -23,13 +27,13 @@ export class Identity {
   }
 
   async rolesOf(em: EntityManager, userId: string): Promise<Row[]> {
-    const links = await em.find(this.#e('UserRole'), { userId }) as Row[];
+    const links = (await em.find(this.#e('UserRole'), { userId })) as Row[];
     if (!links.length) return [];
     return em.find(this.#e('Role'), { id: { $in: links.map((l) => l.roleId) } }, { orderBy: { name: 'asc' } }) as Promise<Row[]>;
   }
 
   async companiesOf(em: EntityManager, userId: string): Promise<Row[]> {
-    const links = await em.find(this.#e('UserCompany'), { userId }) as Row[];
+    const links = (await em.find(this.#e('UserCompany'), { userId })) as Row[];
     if (!links.length) return [];
     return em.find(this.#e('Company'), { id: { $in: links.map((l) => l.companyId) }, isActive: true }, { orderBy: { code: 'asc' } }) as Promise<Row[]>;
   }
@@ -43,12 +47,16 @@ export class Identity {
 
   /** Stores a new refresh token (of a new family unless one is given); answers its family. */
   /** A new session's family id: a UUIDv7 whose time is when its login began (see sessionStartedAt). */
-  newFamily(startedAt: number): string { return uuidv7({ msecs: startedAt }); }
+  newFamily(startedAt: number): string {
+    return uuidv7({ msecs: startedAt });
+  }
 
   async storeRefreshToken(em: EntityManager, userId: string, hash: string, family: string | null): Promise<string> {
     const f = family ?? uuidv7();
     em.create(this.#e('RefreshToken'), {
-      userId, tokenHash: hash, family: f,
+      userId,
+      tokenHash: hash,
+      family: f,
       expiresAt: new Date(Date.now() + this.#k.config.refreshTokenTtlSeconds * 1000),
     } as never);
     await em.flush();

@@ -21,7 +21,12 @@ export interface LoginThrottleSettings {
   lockMs: number;
 }
 
-interface Row { address: string; failures: number; lastFailure: Date | string | null; trustedUntil: Date | string | null }
+interface Row {
+  address: string;
+  failures: number;
+  lastFailure: Date | string | null;
+  trustedUntil: Date | string | null;
+}
 
 /** The address column of the account-wide counter (no client address looks like this). */
 const ACCOUNT = '*';
@@ -60,9 +65,11 @@ export class LoginThrottle {
 
   /** Milliseconds until this address may try this account again; 0: now. */
   async lockedFor(tenantId: string, email: string, address: string): Promise<number> {
-    const rows = await platformConnection(this.#dbs).execute(
+    const rows = (await platformConnection(this.#dbs).execute(
       `select address, failures, last_failure as "lastFailure", trusted_until as "trustedUntil" from ${this.#table}
-       where tenant_id = ? and email = ? and address in (?, ?)`, [tenantId, email, address, ACCOUNT]) as Row[];
+       where tenant_id = ? and email = ? and address in (?, ?)`,
+      [tenantId, email, address, ACCOUNT],
+    )) as Row[];
     const now = Date.now();
     const own = rows.find((r) => r.address === address);
     const all = rows.find((r) => r.address === ACCOUNT);
@@ -82,7 +89,8 @@ export class LoginThrottle {
        on conflict (tenant_id, email, address) do update set
          failures = case when a.last_failure is null or a.last_failure < ? then 1 else a.failures + 1 end,
          last_failure = excluded.last_failure`,
-      [tenantId, email, address, new Date(now), tenantId, email, ACCOUNT, new Date(now), stale]);
+      [tenantId, email, address, new Date(now), tenantId, email, ACCOUNT, new Date(now), stale],
+    );
     await this.#prune(now);
   }
 
@@ -92,7 +100,8 @@ export class LoginThrottle {
     await platformConnection(this.#dbs).execute(
       `insert into ${this.#table} as a (tenant_id, email, address, failures, trusted_until) values (?, ?, ?, 0, ?)
        on conflict (tenant_id, email, address) do update set failures = 0, last_failure = null, trusted_until = excluded.trusted_until`,
-      [tenantId, email, address, new Date(now + this.#trustMs)]);
+      [tenantId, email, address, new Date(now + this.#trustMs)],
+    );
     await this.#prune(now);
   }
 
@@ -100,8 +109,9 @@ export class LoginThrottle {
   async #prune(now: number): Promise<void> {
     if (now - this.#prunedAt < PRUNE_EVERY_MS) return;
     this.#prunedAt = now;
-    await platformConnection(this.#dbs).execute(
-      `delete from ${this.#table} where (last_failure is null or last_failure < ?) and (trusted_until is null or trusted_until < ?)`,
-      [new Date(now - this.#s.lockMs), new Date(now)]);
+    await platformConnection(this.#dbs).execute(`delete from ${this.#table} where (last_failure is null or last_failure < ?) and (trusted_until is null or trusted_until < ?)`, [
+      new Date(now - this.#s.lockMs),
+      new Date(now),
+    ]);
   }
 }

@@ -14,7 +14,12 @@ import type { Claims } from './tokens.ts';
 import { ensurePlatformTables, platformConnection } from './platform-tables.ts';
 
 type Kind = 'user' | 'session';
-interface Entry { kind: Kind; tenant: string; subject: string; at: number }
+interface Entry {
+  kind: Kind;
+  tenant: string;
+  subject: string;
+  at: number;
+}
 
 // a token signed just after its session was revoked (a refresh racing the
 // revocation) outlives the revocation by that much, at most
@@ -44,7 +49,9 @@ export class Revocations {
     this.#horizonMs = accessTtlSeconds * 1000 + GRACE_MS;
   }
 
-  get channel(): string { return `plinth_revocations_${this.#schema}`; }
+  get channel(): string {
+    return `plinth_revocations_${this.#schema}`;
+  }
 
   async ensure(): Promise<void> {
     await ensurePlatformTables(this.#dbs, `plinth:revocations:${this.#schema}`, [
@@ -83,8 +90,12 @@ export class Revocations {
   /** Merges the table into memory (never drops a newer entry a notification brought) and prunes. */
   async reload(): Promise<void> {
     const since = new Date(Date.now() - this.#horizonMs);
-    const rows = await platformConnection(this.#dbs).execute(
-      `select tenant_id as "tenant", kind, subject, cutoff from ${this.#table} where cutoff >= ?`, [since]) as { tenant: string; kind: Kind; subject: string; cutoff: Date | string }[];
+    const rows = (await platformConnection(this.#dbs).execute(`select tenant_id as "tenant", kind, subject, cutoff from ${this.#table} where cutoff >= ?`, [since])) as {
+      tenant: string;
+      kind: Kind;
+      subject: string;
+      cutoff: Date | string;
+    }[];
     for (const r of rows) this.#apply({ kind: r.kind, tenant: r.tenant, subject: r.subject, at: new Date(r.cutoff).getTime() });
     await this.#prune(true);
   }
@@ -95,7 +106,8 @@ export class Revocations {
     await conn.execute(
       `insert into ${this.#table} (tenant_id, kind, subject, cutoff) values (?, ?, ?, ?)
        on conflict (tenant_id, kind, subject) do update set cutoff = greatest(${this.#table}.cutoff, excluded.cutoff)`,
-      [e.tenant, e.kind, e.subject, new Date(e.at)]);
+      [e.tenant, e.kind, e.subject, new Date(e.at)],
+    );
     // after the insert committed: a process that misses this reloads the row
     await conn.execute('select pg_notify(?, ?)', [this.channel, JSON.stringify([e.kind, e.tenant, e.subject, e.at])]);
     await this.#prune(false);
@@ -103,7 +115,11 @@ export class Revocations {
 
   #applyPayload(payload: string): void {
     let v: unknown;
-    try { v = JSON.parse(payload); } catch { return; }
+    try {
+      v = JSON.parse(payload);
+    } catch {
+      return;
+    }
     if (!Array.isArray(v) || v.length !== 4) return;
     const [kind, tenant, subject, at] = v;
     if ((kind !== 'user' && kind !== 'session') || typeof tenant !== 'string' || typeof subject !== 'string' || typeof at !== 'number') return;
@@ -113,7 +129,7 @@ export class Revocations {
   #apply(e: Entry): void {
     const entries = e.kind === 'user' ? this.#users : this.#sessions;
     let tenant = entries.get(e.tenant);
-    if (!tenant) entries.set(e.tenant, tenant = new Map());
+    if (!tenant) entries.set(e.tenant, (tenant = new Map()));
     if ((tenant.get(e.subject) ?? -Infinity) < e.at) tenant.set(e.subject, e.at);
   }
 

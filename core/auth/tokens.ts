@@ -35,7 +35,9 @@ export class TokenService {
   }
 
   /** issuedAt: when the state the claims describe was read (revocations cut off by it) */
-  signAccess(claims: Claims, issuedAt = Date.now()): string { return this.#sign({ ...claims, ims: issuedAt }); }
+  signAccess(claims: Claims, issuedAt = Date.now()): string {
+    return this.#sign({ ...claims, ims: issuedAt });
+  }
 
   /** Throws on a bad signature, a wrong issuer or an expired token. */
   verifyAccess(token: string): Claims {

@@ -58,14 +58,24 @@ export class ModuleContext {
     this.crud = crud;
   }
 
-  get tenantId(): string { return this.crud.tenantId; }
-  get principal(): Principal { return this.crud.principal; }
-  get companyId(): string | null { return this.crud.companyId; }
+  get tenantId(): string {
+    return this.crud.tenantId;
+  }
+  get principal(): Principal {
+    return this.crud.principal;
+  }
+  get companyId(): string | null {
+    return this.crud.companyId;
+  }
   /** the acting user's id; null for clients and the system */
-  get userId(): string | null { return this.principal.kind === 'user' ? this.principal.id : null; }
+  get userId(): string | null {
+    return this.principal.kind === 'user' ? this.principal.id : null;
+  }
 
   /** Whether the principal may `action` on `subject` at all (row conditions apply per statement). */
-  can(action: string, subject: string): boolean { return this.crud.ability.can(action, subject); }
+  can(action: string, subject: string): boolean {
+    return this.crud.ability.can(action, subject);
+  }
 
   data(entity: string): EntityData {
     const service = this.#services.service(entity);
@@ -111,9 +121,13 @@ export class ModuleContext {
   }
 
   /** Permission codes a set of roles holds in this tenant. */
-  codesOf(roles: string[]): Promise<string[]> { return this.#services.codesOf(this.tenantId, roles); }
+  codesOf(roles: string[]): Promise<string[]> {
+    return this.#services.codesOf(this.tenantId, roles);
+  }
 
-  isKnownCode(code: string): boolean { return this.#services.isKnownCode(code); }
+  isKnownCode(code: string): boolean {
+    return this.#services.isKnownCode(code);
+  }
 
   /**
    * Ends every session of a user of this tenant: refresh tokens in the

@@ -25,7 +25,9 @@ export class KernelServices implements ContextServices {
   #deps: ServiceDeps;
   #services = new Map<string, CrudService>();
 
-  constructor(deps: ServiceDeps) { this.#deps = deps; }
+  constructor(deps: ServiceDeps) {
+    this.#deps = deps;
+  }
 
   service(entity: string): CrudService {
     let service = this.#services.get(entity);
@@ -39,12 +41,22 @@ export class KernelServices implements ContextServices {
   }
 
   /** The module context of a data-layer context. */
-  contextOf(crud: CrudContext): ModuleContext { return new ModuleContext(this, crud); }
+  contextOf(crud: CrudContext): ModuleContext {
+    return new ModuleContext(this, crud);
+  }
 
-  codesOf(tenantId: string, roles: string[]): Promise<string[]> { return this.#deps.codesOf(tenantId, roles); }
-  isKnownCode(code: string): boolean { return this.#deps.isKnownCode(code); }
-  revokeUserSessions(ctx: CrudContext, tenantId: string, userId: string): Promise<void> { return this.#deps.revokeUserSessions(ctx, tenantId, userId); }
-  rolesChanged(tenantId: string): Promise<void> { return this.#deps.rolesChanged(tenantId); }
+  codesOf(tenantId: string, roles: string[]): Promise<string[]> {
+    return this.#deps.codesOf(tenantId, roles);
+  }
+  isKnownCode(code: string): boolean {
+    return this.#deps.isKnownCode(code);
+  }
+  revokeUserSessions(ctx: CrudContext, tenantId: string, userId: string): Promise<void> {
+    return this.#deps.revokeUserSessions(ctx, tenantId, userId);
+  }
+  rolesChanged(tenantId: string): Promise<void> {
+    return this.#deps.rolesChanged(tenantId);
+  }
 
   /** Module hooks (ModuleContext) as the data layer runs them (CrudContext), in declaration order. */
   #writeHooks(list: EntityHooks[]): WriteHooks | undefined {
@@ -53,17 +65,23 @@ export class KernelServices implements ContextServices {
     const after = list.filter((h) => h.afterWrite);
     const committed = list.filter((h) => h.afterCommit);
     return {
-      beforeWrite: before.length ? async (crud, event) => {
-        let input = event.input;
-        for (const h of before) input = (await h.beforeWrite!(this.contextOf(crud), { ...event, input })) ?? input;
-        return input;
-      } : undefined,
-      afterWrite: after.length ? async (crud, event) => {
-        for (const h of after) await h.afterWrite!(this.contextOf(crud), event);
-      } : undefined,
-      afterCommit: committed.length ? async (crud, event: WriteEvent) => {
-        for (const h of committed) await h.afterCommit!(this.contextOf(crud), event);
-      } : undefined,
+      beforeWrite: before.length
+        ? async (crud, event) => {
+            let input = event.input;
+            for (const h of before) input = (await h.beforeWrite!(this.contextOf(crud), { ...event, input })) ?? input;
+            return input;
+          }
+        : undefined,
+      afterWrite: after.length
+        ? async (crud, event) => {
+            for (const h of after) await h.afterWrite!(this.contextOf(crud), event);
+          }
+        : undefined,
+      afterCommit: committed.length
+        ? async (crud, event: WriteEvent) => {
+            for (const h of committed) await h.afterCommit!(this.contextOf(crud), event);
+          }
+        : undefined,
     };
   }
 }

@@ -60,7 +60,11 @@ export async function inTransaction<T>(ctx: CrudContext, fn: (tx: CrudContext) =
     result = await fn({ ...ctx, em, tx: { afterCommit, outside: ctx } });
     await connection.commit(trx);
   } catch (err) {
-    try { await connection.rollback(trx); } catch { /* the connection died: the pool discards it (db/pool-guard.ts) */ }
+    try {
+      await connection.rollback(trx);
+    } catch {
+      /* the connection died: the pool discards it (db/pool-guard.ts) */
+    }
     throw err;
   }
   for (const f of afterCommit) await f();
@@ -70,9 +74,20 @@ export async function inTransaction<T>(ctx: CrudContext, fn: (tx: CrudContext) =
 export type WriteOp = 'create' | 'replace' | 'update' | 'delete';
 
 /** A write before its checks: `before` is the locked old row (null on create), `input` the body (absent on delete). */
-export interface BeforeWriteEvent { op: WriteOp; id?: string; input?: Record<string, unknown>; before: Row | null }
+export interface BeforeWriteEvent {
+  op: WriteOp;
+  id?: string;
+  input?: Record<string, unknown>;
+  before: Row | null;
+}
 /** A write done: the row's values before (null on create) and after (null on delete). */
-export interface WriteEvent { op: WriteOp; id: string; input?: Record<string, unknown>; before: Row | null; after: Row | null }
+export interface WriteEvent {
+  op: WriteOp;
+  id: string;
+  input?: Record<string, unknown>;
+  before: Row | null;
+  after: Row | null;
+}
 
 /** What the kernel runs around each write of an entity (module hooks, adapted by the context layer). */
 export interface WriteHooks {
@@ -94,8 +109,19 @@ export interface WriteOptions {
 }
 export type { Changes };
 
-export interface ListQuery { page?: number; size?: number; sort?: string; search?: string; [filter: string]: unknown }
-export interface Page { items: Dto[]; page: number; size: number; total: number }
+export interface ListQuery {
+  page?: number;
+  size?: number;
+  sort?: string;
+  search?: string;
+  [filter: string]: unknown;
+}
+export interface Page {
+  items: Dto[];
+  page: number;
+  size: number;
+  total: number;
+}
 
 export class CrudService {
   readonly model: EntityModel;
@@ -208,7 +234,9 @@ export class CrudService {
     for (const [key, ok] of Object.entries(flags)) {
       if (ok === false && key.startsWith('field:')) {
         const name = key.slice('field:'.length);
-        throw httpError('FORBIDDEN', `not allowed to ${action === 'create' ? 'set' : 'change'} ${this.model.name}.${name} of this ${this.model.name}`, { errors: [{ path: `/${name}`, message: 'is not a field you may change here' }] });
+        throw httpError('FORBIDDEN', `not allowed to ${action === 'create' ? 'set' : 'change'} ${this.model.name}.${name} of this ${this.model.name}`, {
+          errors: [{ path: `/${name}`, message: 'is not a field you may change here' }],
+        });
       }
     }
   }
@@ -217,7 +245,15 @@ export class CrudService {
   async find(ctx: CrudContext, where: Condition = {}, opts: { limit?: number; orderBy?: string } = {}): Promise<Row[]> {
     const scope = this.scope(ctx, 'read');
     if (!scope) return [];
-    return this.#reader.find(ctx.em, this.params(ctx), and([scope, compileCondition(this.#models, this.model, where)]), opts.orderBy ?? 'createdAt', opts.limit ?? 1000, ctx.read.prefs, this.#columns(ctx));
+    return this.#reader.find(
+      ctx.em,
+      this.params(ctx),
+      and([scope, compileCondition(this.#models, this.model, where)]),
+      opts.orderBy ?? 'createdAt',
+      opts.limit ?? 1000,
+      ctx.read.prefs,
+      this.#columns(ctx),
+    );
   }
 
   async count(ctx: CrudContext, where: Condition = {}): Promise<number> {
@@ -327,7 +363,7 @@ export class CrudService {
 
   async #before(tx: CrudContext, event: BeforeWriteEvent): Promise<Record<string, unknown>> {
     const input = event.input ?? {};
-    return (this.#hooks.beforeWrite && await this.#hooks.beforeWrite(tx, event)) ?? input;
+    return (this.#hooks.beforeWrite && (await this.#hooks.beforeWrite(tx, event))) ?? input;
   }
 
   /** Writes an audit record of this write in `em`'s transaction, when the entity is audited. */
@@ -372,7 +408,7 @@ export class CrudService {
       const model = this.#models.get(this.model.byName.get(name)!.entity!)!;
       // a parent the caller cannot read is as unknown as none
       const scope = this.scope(ctx, 'read', model);
-      const parent = scope && await tableOf(model).byId(ctx.em, this.params(ctx), id, scope, { lock: true });
+      const parent = scope && (await tableOf(model).byId(ctx.em, this.params(ctx), id, scope, { lock: true }));
       if (!parent) throw httpError('NOT_FOUND', `${model.name} ${id} does not exist`);
       const tr = model.transitions;
       if (this.model.pathBound.some((f) => f.name === name) && tr?.lockedIn?.includes(parent[tr.field])) {
@@ -431,7 +467,7 @@ export class CrudService {
     // company-scoped rows belong to their company through companyId, a column with no foreign key
     if (this.model.name !== COMPANY_ENTITY) return;
     for (const other of this.#models.values()) {
-      if (other.scope === 'company' && await referencing(other, 'company_id', false)) {
+      if (other.scope === 'company' && (await referencing(other, 'company_id', false))) {
         throw httpError('CONFLICT', `${other.name} rows still belong to this ${this.model.name}`);
       }
     }
@@ -450,7 +486,7 @@ export class CrudService {
         if (typeof id !== 'string') continue;
         const target = this.#models.get(f.entity!)!;
         const scope = this.scope(ctx, 'read', target);
-        const found = scope && await tableOf(target).exists(ctx.em, this.params(ctx), and([matching(target, { id }), scope]));
+        const found = scope && (await tableOf(target).exists(ctx.em, this.params(ctx), and([matching(target, { id }), scope])));
         if (!found) errors.push({ path: `/${f.name}`, message: `no ${target.name} with id ${id}` });
       }
     }
@@ -470,7 +506,8 @@ export class CrudService {
   }
 
   #requireTranslations(row: Row): void {
-    const errors = this.model.translatable.filter((f) => f.required && !Object.values(row[f.name] ?? {}).some((t) => typeof t === 'string' && t.length))
+    const errors = this.model.translatable
+      .filter((f) => f.required && !Object.values(row[f.name] ?? {}).some((t) => typeof t === 'string' && t.length))
       .map((f) => ({ path: `/${f.name}`, message: 'is required in at least one language' }));
     if (errors.length) throw httpError('VALIDATION_FAILED', errors.map((e) => `${e.path} ${e.message}`).join('; '), { errors });
   }

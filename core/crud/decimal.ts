@@ -5,7 +5,10 @@
 // dependency for the four operations a formula needs.
 import { httpError } from '../errors.ts';
 
-export interface Rational { n: bigint; d: bigint }
+export interface Rational {
+  n: bigint;
+  d: bigint;
+}
 
 const TEN = 10n;
 const abs = (x: bigint) => (x < 0n ? -x : x);
@@ -25,7 +28,7 @@ export function formatRounded(x: Rational, scale: number): string {
   const d = abs(x.d);
   let q = scaled / d;
   if ((scaled % d) * 2n >= d) q += 1n;
-  const negative = (x.n < 0n) !== (x.d < 0n) && q !== 0n;
+  const negative = x.n < 0n !== x.d < 0n && q !== 0n;
   const digits = q.toString().padStart(scale + 1, '0');
   const text = scale > 0 ? `${digits.slice(0, -scale)}.${digits.slice(-scale)}` : digits;
   return negative ? `-${text}` : text;
@@ -57,21 +60,34 @@ export class Formula {
     const peek = () => tokens[i];
     const expr = (): Node => {
       let left = term();
-      while (peek() === '+' || peek() === '-') { const op = tokens[i++] as '+' | '-'; left = { op, left, right: term() }; }
+      while (peek() === '+' || peek() === '-') {
+        const op = tokens[i++] as '+' | '-';
+        left = { op, left, right: term() };
+      }
       return left;
     };
     const term = (): Node => {
       let left = factor();
-      while (peek() === '*' || peek() === '/') { const op = tokens[i++] as '*' | '/'; left = { op, left, right: factor() }; }
+      while (peek() === '*' || peek() === '/') {
+        const op = tokens[i++] as '*' | '/';
+        left = { op, left, right: factor() };
+      }
       return left;
     };
     const factor = (): Node => {
       const t = tokens[i++];
       if (t === undefined) throw new Error('formula ends too early');
-      if (t === '(') { const inner = expr(); if (tokens[i++] !== ')') throw new Error('missing ")"'); return inner; }
+      if (t === '(') {
+        const inner = expr();
+        if (tokens[i++] !== ')') throw new Error('missing ")"');
+        return inner;
+      }
       if (t === '-') return { op: '-', left: { num: { n: 0n, d: 1n } }, right: factor() };
       if (/^\d/.test(t)) return { num: parseDecimal(t) };
-      if (/^[A-Za-z]/.test(t)) { this.fields.push(t); return { field: t }; }
+      if (/^[A-Za-z]/.test(t)) {
+        this.fields.push(t);
+        return { field: t };
+      }
       throw new Error(`unexpected "${t}"`);
     };
     this.#root = expr();
@@ -82,8 +98,12 @@ export class Formula {
   evaluate(values: (field: string) => string | null): Rational | null {
     const run = (node: Node): Rational | null => {
       if ('num' in node) return node.num;
-      if ('field' in node) { const v = values(node.field); return v === null ? null : parseDecimal(v); }
-      const a = run(node.left); const b = run(node.right);
+      if ('field' in node) {
+        const v = values(node.field);
+        return v === null ? null : parseDecimal(v);
+      }
+      const a = run(node.left);
+      const b = run(node.right);
       return a && b ? ops[node.op](a, b) : null;
     };
     return run(this.#root);

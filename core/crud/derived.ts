@@ -22,7 +22,10 @@ export function computeFormulas(model: EntityModel, row: Row): void {
 export function fitting(field: FieldModel, value: string): string {
   const whole = value.replace(/^-/, '').split('.')[0].replace(/^0+/, '');
   const room = (field.precision ?? 12) - (field.scale ?? 2);
-  if (whole.length > room) throw httpError('VALIDATION_FAILED', `${field.name} would be ${value}, beyond its ${room} digits`, { errors: [{ path: `/${field.name}`, message: `the computed value needs more than ${room} digits before the point` }] });
+  if (whole.length > room)
+    throw httpError('VALIDATION_FAILED', `${field.name} would be ${value}, beyond its ${room} digits`, {
+      errors: [{ path: `/${field.name}`, message: `the computed value needs more than ${room} digits before the point` }],
+    });
   return value;
 }
 

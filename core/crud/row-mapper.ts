@@ -33,10 +33,12 @@ export function rowMapper(model: EntityModel) {
     dto.version = row.version;
     if (opts.translations && translatable.length) {
       const only = Array.isArray(opts.translations) ? new Set(opts.translations.map((l) => l.toLowerCase())) : null;
-      dto.translations = Object.fromEntries(translatable.map((name) => {
-        const all: Translations = row[name] ?? {};
-        return [name, only ? Object.fromEntries(Object.entries(all).filter(([l]) => only.has(l))) : all];
-      }));
+      dto.translations = Object.fromEntries(
+        translatable.map((name) => {
+          const all: Translations = row[name] ?? {};
+          return [name, only ? Object.fromEntries(Object.entries(all).filter(([l]) => only.has(l))) : all];
+        }),
+      );
     }
     return dto;
   };

@@ -40,7 +40,11 @@ export class SqlReader {
 
   /** Rows `where` holds, ordered by a sort spec ("name,-createdAt"), at most `limit`. */
   async find(em: EntityManager, p: Params, where: Fragment, orderBy: string, limit: number, prefs: string[], columns?: Fragment): Promise<Row[]> {
-    return run(em, `select ${columns?.(p) ?? this.#columns} from ${p.table(this.model.table)} t where ${where(p)} order by ${this.#orderBy(orderBy, prefs, false)} limit ${Math.trunc(limit)}`, p.values);
+    return run(
+      em,
+      `select ${columns?.(p) ?? this.#columns} from ${p.table(this.model.table)} t where ${where(p)} order by ${this.#orderBy(orderBy, prefs, false)} limit ${Math.trunc(limit)}`,
+      p.values,
+    );
   }
 
   #filters(query: ListQuery, p: Params): string[] {
@@ -56,9 +60,9 @@ export class SqlReader {
     if (query.search) {
       // case-insensitive substring; % _ and \ in the term match themselves
       const pattern = p.add(`%${query.search.replace(/[\\%_]/g, '\\$&')}%`);
-      const any = this.model.searchable.map((f) => (f.translatable
-        ? `exists (select 1 from jsonb_each_text(t.${q(f.column)}) tr where tr.value ilike ${pattern})`
-        : `t.${q(f.column)} ilike ${pattern}`));
+      const any = this.model.searchable.map((f) =>
+        f.translatable ? `exists (select 1 from jsonb_each_text(t.${q(f.column)}) tr where tr.value ilike ${pattern})` : `t.${q(f.column)} ilike ${pattern}`,
+      );
       out.push(`(${any.join(' or ')})`);
     }
     return out;

@@ -47,7 +47,8 @@ export function writeFieldFlags(models: Models, model: EntityModel, ability: Abi
   let flags: Record<string, Fragment> | undefined;
   for (const name of fields) {
     const cond = accessFilter(ability, action, model.name, name);
-    if (cond === null) throw httpError('FORBIDDEN', `not allowed to ${action === 'create' ? 'set' : 'change'} ${model.name}.${name}`, { errors: [{ path: `/${name}`, message: 'is not a field you may change' }] });
+    if (cond === null)
+      throw httpError('FORBIDDEN', `not allowed to ${action === 'create' ? 'set' : 'change'} ${model.name}.${name}`, { errors: [{ path: `/${name}`, message: 'is not a field you may change' }] });
     if (!same(cond, row)) (flags ??= {})[`field:${name}`] = compileScope(models, model, cond);
   }
   return flags;

@@ -28,7 +28,11 @@ export type Fragment = (p: Params) => string;
 /** Models by entity name, for relational conditions. */
 export type Models = ReadonlyMap<string, EntityModel>;
 
-export interface Related { entity: string; on: Record<string, string>; where?: Condition }
+export interface Related {
+  entity: string;
+  on: Record<string, string>;
+  where?: Condition;
+}
 
 const KERNEL_COLUMNS: Record<KernelField, string> = { id: 'id', companyId: 'company_id', createdAt: 'created_at', updatedAt: 'updated_at', version: 'version' };
 export const TRUE: Fragment = () => 'true';
@@ -82,25 +86,29 @@ function or(parts: Fragment[]): Fragment {
 }
 
 function compile(models: Models, model: EntityModel, cond: Condition, alias: string, depth: number): Fragment {
-  return and(Object.entries(cond).map(([key, value]): Fragment => {
-    if (key === '$and') return and((value as Condition[]).map((c) => compile(models, model, c, alias, depth)));
-    if (key === '$or') return or((value as Condition[]).map((c) => compile(models, model, c, alias, depth)));
-    if (key === '$not') {
-      const inner = compile(models, model, value as Condition, alias, depth);
-      return (p) => `not (${inner(p)})`;
-    }
-    if (key === '$exists') return exists(models, model, value as Related, alias, depth);
-    const column = columnOf(model, key);
-    if (!column) throw new Error(`condition on unknown field "${key}" of ${model.name}`);
-    return compare(`${alias}.${q(column)}`, value);
-  }));
+  return and(
+    Object.entries(cond).map(([key, value]): Fragment => {
+      if (key === '$and') return and((value as Condition[]).map((c) => compile(models, model, c, alias, depth)));
+      if (key === '$or') return or((value as Condition[]).map((c) => compile(models, model, c, alias, depth)));
+      if (key === '$not') {
+        const inner = compile(models, model, value as Condition, alias, depth);
+        return (p) => `not (${inner(p)})`;
+      }
+      if (key === '$exists') return exists(models, model, value as Related, alias, depth);
+      const column = columnOf(model, key);
+      if (!column) throw new Error(`condition on unknown field "${key}" of ${model.name}`);
+      return compare(`${alias}.${q(column)}`, value);
+    }),
+  );
 }
 
 function exists(models: Models, model: EntityModel, rel: Related, alias: string, depth: number): Fragment {
   const other = models.get(rel.entity);
   if (!other) throw new Error(`relational condition on unknown entity "${rel.entity}"`);
   const inner = `r${depth + 1}`;
-  const joins = Object.entries(rel.on).map(([theirs, ours]) => `${inner}.${q(columnOf(other, theirs)!)} = ${alias}.${q(columnOf(model, ours)!)}`).join(' and ');
+  const joins = Object.entries(rel.on)
+    .map(([theirs, ours]) => `${inner}.${q(columnOf(other, theirs)!)} = ${alias}.${q(columnOf(model, ours)!)}`)
+    .join(' and ');
   const where = compile(models, other, rel.where ?? {}, inner, depth + 1);
   return (p) => `exists (select 1 from ${p.table(other.table)} ${inner} where ${joins} and ${where(p)})`;
 }

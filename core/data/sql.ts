@@ -27,17 +27,23 @@ export class Params {
     this.companyId = companyId;
     this.caller = caller;
   }
-  add(v: unknown): string { this.values.push(v); return `$${this.values.length}`; }
+  add(v: unknown): string {
+    this.values.push(v);
+    return `$${this.values.length}`;
+  }
   /** `"schema"."table"` of the statement's tenant */
-  table(name: string): string { return `${q(this.schema)}.${q(name)}`; }
+  table(name: string): string {
+    return `${q(this.schema)}.${q(name)}`;
+  }
 }
 
-interface Executor { executeQuery(query: CompiledQuery): Promise<{ rows: Row[]; numAffectedRows?: bigint }> }
+interface Executor {
+  executeQuery(query: CompiledQuery): Promise<{ rows: Row[]; numAffectedRows?: bigint }>;
+}
 
 /** The connection a statement on `em` runs on: its open transaction, else the pool. */
 function executor(em: EntityManager): Executor {
-  return (em.getTransactionContext() as Executor | undefined)
-    ?? (em.getConnection() as unknown as { getClient(): Executor }).getClient();
+  return (em.getTransactionContext() as Executor | undefined) ?? (em.getConnection() as unknown as { getClient(): Executor }).getClient();
 }
 
 export async function run(em: EntityManager, sql: string, params: unknown[]): Promise<Row[]> {

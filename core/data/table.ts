@@ -8,7 +8,10 @@ import { iso, q, run, type Params, type Row } from './sql.ts';
 import { and, TRUE, type Fragment } from './scope.ts';
 import type { EntityManager } from '@mikro-orm/core';
 
-interface Column { column: string; json: boolean }
+interface Column {
+  column: string;
+  json: boolean;
+}
 
 /** Extra boolean columns a statement returns, e.g. { may: <update scope> } → row[FLAGS].may */
 export type Flags = Record<string, Fragment>;
@@ -38,10 +41,12 @@ export class Table {
   constructor(model: EntityModel) {
     this.model = model;
     this.head = model.scope === 'company' ? 't."id", t."company_id" as "companyId"' : 't."id"';
-    this.fieldExpressions = new Map(model.readable.map((f) => {
-      const col = `t.${q(f.column)}`;
-      return [f.name, f.type === 'datetime' ? iso(col) : f.type === 'date' ? `to_char(${col}, 'YYYY-MM-DD')` : col];
-    }));
+    this.fieldExpressions = new Map(
+      model.readable.map((f) => {
+        const col = `t.${q(f.column)}`;
+        return [f.name, f.type === 'datetime' ? iso(col) : f.type === 'date' ? `to_char(${col}, 'YYYY-MM-DD')` : col];
+      }),
+    );
     this.tail = `${iso('t."created_at"')} as "createdAt", ${iso('t."updated_at"')} as "updatedAt", t."version"`;
     this.columns = [this.head, ...[...this.fieldExpressions].map(([name, expr]) => `${expr} as ${q(name)}`), this.tail].join(', ');
     this.#writable = new Map(model.storedFields.map((f) => [f.name, { column: f.column, json: f.type === 'json' || f.translatable === true }]));
@@ -105,7 +110,9 @@ export class Table {
 
   #flags(p: Params, flags?: Flags): string {
     if (!flags) return '';
-    return Object.entries(flags).map(([name, f]) => `, (${f(p)}) as ${q(`$${name}`)}`).join('');
+    return Object.entries(flags)
+      .map(([name, f]) => `, (${f(p)}) as ${q(`$${name}`)}`)
+      .join('');
   }
 
   /** Flags move from the row's columns to row[FLAGS], so a row is only its fields. */

@@ -38,7 +38,9 @@ export class Databases {
     return orm;
   }
 
-  get main(): Orm { return this.get('main'); }
+  get main(): Orm {
+    return this.get('main');
+  }
 
   /** Pool counters per PostgreSQL connection key (none for embedded PGlite). */
   poolStats(): Record<string, PoolStats> {
@@ -58,7 +60,10 @@ export class Databases {
     if (url) {
       const driverOptions = {
         connectionTimeoutMillis: this.#config.dbAcquireTimeoutMs,
-        onPoolCreated: (pool: PgPool) => { guardPool(pool); this.#pools.set(key, pool); },
+        onPoolCreated: (pool: PgPool) => {
+          guardPool(pool);
+          this.#pools.set(key, pool);
+        },
       };
       return MikroORM.init({ ...common, clientUrl: url, driverOptions } as never);
     }

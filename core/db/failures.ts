@@ -7,7 +7,8 @@
 const UNAVAILABLE_STATES = /^(08|57P0[1-4]|53300|53400)/;
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED']);
 // pg and pg-pool say these in words only, with no code
-const NETWORK_MESSAGES = /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client was closed and is not queryable|Client has encountered a connection error|the database system is (starting up|shutting down|in recovery mode)|terminating connection due to administrator command/i;
+const NETWORK_MESSAGES =
+  /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client was closed and is not queryable|Client has encountered a connection error|the database system is (starting up|shutting down|in recovery mode)|terminating connection due to administrator command/i;
 
 /** Seconds a client should wait before it tries again. */
 export const RETRY_AFTER_SECONDS = 5;

@@ -14,16 +14,23 @@ const HEALTH_TIMEOUT_MS = 2000;
 /** Resolves true when the promise settles successfully within ms, false otherwise. */
 async function within(p: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => { timer = setTimeout(() => resolve(false), ms); });
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
   try {
-    return await Promise.race([p.then(() => true, () => false), timeout]);
+    return await Promise.race([
+      p.then(
+        () => true,
+        () => false,
+      ),
+      timeout,
+    ]);
   } finally {
     clearTimeout(timer);
   }
 }
 
-const throughPool = (dbs: Databases, key: string, ms: number) =>
-  within(dbs.get(key).em.getConnection().execute('select 1'), ms);
+const throughPool = (dbs: Databases, key: string, ms: number) => within(dbs.get(key).em.getConnection().execute('select 1'), ms);
 
 /** Keys of the databases that do not answer through their pool in time. */
 export async function unreadyDatabases(dbs: Databases, ms = HEALTH_TIMEOUT_MS): Promise<string[]> {
@@ -36,7 +43,10 @@ async function acceptsFreshConnection(url: string, ms: number): Promise<boolean>
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: ms });
   client.on('error', () => undefined);
   try {
-    return await within(client.connect().then(() => client.query('select 1')), ms);
+    return await within(
+      client.connect().then(() => client.query('select 1')),
+      ms,
+    );
   } finally {
     void client.end().catch(() => undefined);
   }
@@ -48,7 +58,7 @@ export async function wedgedPools(dbs: Databases, urls: Record<string, string>, 
   for (const key of await unreadyDatabases(dbs, ms)) {
     const url = urls[key];
     // embedded PGlite lives in this process: when it does not answer, the process cannot serve
-    if (!url || await acceptsFreshConnection(url, ms)) wedged.push(key);
+    if (!url || (await acceptsFreshConnection(url, ms))) wedged.push(key);
   }
   return wedged;
 }

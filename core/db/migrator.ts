@@ -12,8 +12,10 @@ export class DestructiveChangeError extends Error {
   readonly schema: string;
   readonly statements: string[];
   constructor(schema: string, statements: string[]) {
-    super(`refusing to migrate schema "${schema}": the change would drop, rename or retype existing data. `
-      + `Write a data migration for it, or restore the removed fields/modules. Statements:\n  ${statements.join('\n  ')}`);
+    super(
+      `refusing to migrate schema "${schema}": the change would drop, rename or retype existing data. ` +
+        `Write a data migration for it, or restore the removed fields/modules. Statements:\n  ${statements.join('\n  ')}`,
+    );
     this.name = 'DestructiveChangeError';
     this.schema = schema;
     this.statements = statements;
@@ -40,10 +42,20 @@ function splitUnquoted(text: string, boundary: RegExp): string[] {
   let start = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
-    if (quote) { if (c === quote) quote = null; continue; } // a doubled quote re-enters at once
-    if (c === "'" || c === '"') { quote = c; continue; }
+    if (quote) {
+      if (c === quote) quote = null;
+      continue;
+    } // a doubled quote re-enters at once
+    if (c === "'" || c === '"') {
+      quote = c;
+      continue;
+    }
     boundary.lastIndex = i;
-    if (boundary.test(text)) { out.push(text.slice(start, i)); start = boundary.lastIndex; i = start - 1; }
+    if (boundary.test(text)) {
+      out.push(text.slice(start, i));
+      start = boundary.lastIndex;
+      i = start - 1;
+    }
   }
   out.push(text.slice(start));
   return out.map((s) => s.trim()).filter(Boolean);
@@ -51,25 +63,40 @@ function splitUnquoted(text: string, boundary: RegExp): string[] {
 
 /** MikroORM's script, one statement each: `;` + newline ends a statement. */
 export function splitStatements(sql: string): string[] {
-  return splitUnquoted(sql, /;[ \t\r]*(?:\n|$)/y).map((s) => s.replace(/;$/, '')).filter((s) => !/^set names/i.test(s));
+  return splitUnquoted(sql, /;[ \t\r]*(?:\n|$)/y)
+    .map((s) => s.replace(/;$/, ''))
+    .filter((s) => !/^set names/i.test(s));
 }
 
-const DESTRUCTIVE = [/^drop table/i, /^drop schema/i, /^truncate/i, /^alter table \S+ drop column\b/i,
+const DESTRUCTIVE = [
+  /^drop table/i,
+  /^drop schema/i,
+  /^truncate/i,
+  /^alter table \S+ drop column\b/i,
   // MikroORM guesses renames (a removed and an added column of one type); a manifest cannot declare one
-  /^alter table \S+ rename\b/i];
+  /^alter table \S+ rename\b/i,
+];
 const RETYPE = /^alter table "([^"]+)"\."([^"]+)" alter column "([^"]+)" type ([a-z ]+(?:\(\d+(?:,\s*\d+)?\))?) using /i;
 const ADD_COLUMNS = /^alter table "([^"]+)"\."([^"]+)" (add "[\s\S]*)$/i;
 
 type Run = (sql: string, params?: unknown[]) => Promise<unknown>;
-interface ColumnType { data_type: string; character_maximum_length: number | null; numeric_precision: number | null; numeric_scale: number | null }
+interface ColumnType {
+  data_type: string;
+  character_maximum_length: number | null;
+  numeric_precision: number | null;
+  numeric_scale: number | null;
+}
 
 /** A retype that keeps every value: a longer varchar, varchar to text, a wider numeric. */
 async function isWidening(run: Run, statement: string): Promise<boolean> {
   const m = RETYPE.exec(statement);
   if (!m) return false;
   const [, schema, table, column, target] = m;
-  const [old] = await run(`select data_type, character_maximum_length, numeric_precision, numeric_scale from information_schema.columns
-    where table_schema = ? and table_name = ? and column_name = ?`, [schema, table, column]) as ColumnType[];
+  const [old] = (await run(
+    `select data_type, character_maximum_length, numeric_precision, numeric_scale from information_schema.columns
+    where table_schema = ? and table_name = ? and column_name = ?`,
+    [schema, table, column],
+  )) as ColumnType[];
   if (!old) return false;
   const varchar = /^varchar\((\d+)\)$/i.exec(target);
   if (old.data_type === 'character varying') {
@@ -113,9 +140,12 @@ export function requiredColumnsAdded(statement: string): { schema: string; table
 async function introspect(orm: Orm, schema: string): Promise<DatabaseSchema> {
   const conn = orm.em.getConnection();
   const platform = orm.em.getPlatform();
-  const tables = await conn.execute(`select c.relname as table_name, n.nspname as schema_name, obj_description(c.oid, 'pg_class') as table_comment
+  const tables = await conn.execute(
+    `select c.relname as table_name, n.nspname as schema_name, obj_description(c.oid, 'pg_class') as table_comment
     from pg_class c join pg_namespace n on n.oid = c.relnamespace
-    where n.nspname = ? and c.relkind in ('r', 'p') and not c.relispartition and c.relname <> ? order by c.relname`, [schema, VERSION_TABLE]);
+    where n.nspname = ? and c.relkind in ('r', 'p') and not c.relispartition and c.relname <> ? order by c.relname`,
+    [schema, VERSION_TABLE],
+  );
   const current = new DatabaseSchema(platform, schema);
   await platform.getSchemaHelper()!.loadInformationSchema(current, conn, tables as never, [schema]);
   return current;
@@ -126,16 +156,16 @@ export async function pendingStatements(orm: Orm, schema: string): Promise<strin
   return splitStatements(await orm.schema.getUpdateSchemaSQL({ schema, wrap: false, fromSchema: await introspect(orm, schema) }));
 }
 
-
 export async function migrateSchema(orm: Orm, schema: string, versions: ModuleVersion[]): Promise<{ applied: number }> {
   const em = orm.em.fork();
-  const locked = <T>(fn: (run: Run) => Promise<T>) => em.transactional(async (tem) => {
-    const ctx = tem.getTransactionContext();
-    const run: Run = (sql, params = []) => tem.getConnection().execute(sql, params as unknown[], 'all', ctx);
-    // two processes never migrate one schema at once
-    await run('select pg_advisory_xact_lock(hashtext(?))', [`plinth:migrate:${schema}`]);
-    return fn(run);
-  });
+  const locked = <T>(fn: (run: Run) => Promise<T>) =>
+    em.transactional(async (tem) => {
+      const ctx = tem.getTransactionContext();
+      const run: Run = (sql, params = []) => tem.getConnection().execute(sql, params as unknown[], 'all', ctx);
+      // two processes never migrate one schema at once
+      await run('select pg_advisory_xact_lock(hashtext(?))', [`plinth:migrate:${schema}`]);
+      return fn(run);
+    });
   // Under the lock: concurrent "create schema if not exists" calls collide in PostgreSQL's catalog.
   await locked(async (run) => {
     await run(`create schema if not exists "${schema}"`);
@@ -148,23 +178,32 @@ export async function migrateSchema(orm: Orm, schema: string, versions: ModuleVe
   if (refused.length) throw new DestructiveChangeError(schema, refused);
   return locked(async (run) => {
     // Another process may have migrated this schema meanwhile.
-    const rows = await run(`select module, digest from "${schema}"."${VERSION_TABLE}"`) as { module: string; digest: string }[];
+    const rows = (await run(`select module, digest from "${schema}"."${VERSION_TABLE}"`)) as { module: string; digest: string }[];
     const have = new Map(rows.map((r) => [r.module, r.digest]));
     if (versions.every((v) => have.get(v.module) === v.digest)) return { applied: 0 };
     for (const s of statements) {
       const added = requiredColumnsAdded(s);
-      if (added && (await run(`select 1 from "${added.schema}"."${added.table}" limit 1`) as unknown[]).length) {
-        throw new MigrationFailedError(schema, s, `table "${added.table}" has rows, so the new required column(s) ${added.columns.map((c) => `"${c}"`).join(', ')} need a default (or make the field optional)`);
+      if (added && ((await run(`select 1 from "${added.schema}"."${added.table}" limit 1`)) as unknown[]).length) {
+        throw new MigrationFailedError(
+          schema,
+          s,
+          `table "${added.table}" has rows, so the new required column(s) ${added.columns.map((c) => `"${c}"`).join(', ')} need a default (or make the field optional)`,
+        );
       }
     }
     for (const s of statements) {
-      try { await run(s); } catch (err) {
+      try {
+        await run(s);
+      } catch (err) {
         throw new MigrationFailedError(schema, s, (err as Error).message, err);
       }
     }
     for (const v of versions) {
-      await run(`insert into "${schema}"."${VERSION_TABLE}" (module, version, digest) values (?, ?, ?)
-        on conflict (module) do update set version = excluded.version, digest = excluded.digest, applied_at = now()`, [v.module, v.version, v.digest]);
+      await run(
+        `insert into "${schema}"."${VERSION_TABLE}" (module, version, digest) values (?, ?, ?)
+        on conflict (module) do update set version = excluded.version, digest = excluded.digest, applied_at = now()`,
+        [v.module, v.version, v.digest],
+      );
     }
     return { applied: statements.length };
   });

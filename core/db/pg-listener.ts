@@ -39,11 +39,17 @@ export class PgListener {
   }
 
   /** Register before start(). Channel names are the kernel's own, never user input. */
-  on(channel: string, handler: (payload: string) => void): void { this.#channels.set(channel, handler); }
+  on(channel: string, handler: (payload: string) => void): void {
+    this.#channels.set(channel, handler);
+  }
 
-  onReload(fn: Reload): void { this.#reloads.push(fn); }
+  onReload(fn: Reload): void {
+    this.#reloads.push(fn);
+  }
 
-  get connected(): boolean { return this.#client !== undefined; }
+  get connected(): boolean {
+    return this.#client !== undefined;
+  }
 
   /** Connects once (a failure here fails the start), then keeps itself connected. */
   async start(): Promise<void> {
@@ -72,7 +78,9 @@ export class PgListener {
       void c.end().catch(() => undefined);
       this.#scheduleReconnect();
     };
-    c.on('notification', (n) => { if (n.payload !== undefined) this.#channels.get(n.channel)?.(n.payload); });
+    c.on('notification', (n) => {
+      if (n.payload !== undefined) this.#channels.get(n.channel)?.(n.payload);
+    });
     c.on('error', () => undefined); // an unhandled 'error' event would end the process
     try {
       await c.connect();
@@ -85,7 +93,10 @@ export class PgListener {
     // only now: an error during connect is the caller's to handle, not a reconnect
     c.on('error', onLost);
     c.on('end', () => onLost());
-    if (this.#stopped) { await c.end().catch(() => undefined); return; }
+    if (this.#stopped) {
+      await c.end().catch(() => undefined);
+      return;
+    }
     this.#client = c;
     this.connects++;
     this.#delay = this.#opts.backoffMs.min;
@@ -99,7 +110,10 @@ export class PgListener {
       this.#retry = undefined;
       this.#connect()
         .then(() => this.#reload())
-        .catch((err) => { this.#opts.onError?.(err); this.#scheduleReconnect(); });
+        .catch((err) => {
+          this.#opts.onError?.(err);
+          this.#scheduleReconnect();
+        });
     }, wait);
     this.#retry.unref();
   }

@@ -4,11 +4,26 @@
 // `import { Pool } from 'pg'` gets (pg's ESM entry re-exports its CommonJS one).
 import { createRequire } from 'node:module';
 
-export interface QueryResult { rows: Record<string, any>[] }
-export interface PoolClient { query(sql: string, values?: unknown[]): Promise<QueryResult>; release(): void }
-export interface Pool { query(sql: string, values?: unknown[]): Promise<QueryResult>; connect(): Promise<PoolClient>; end(): Promise<void>; on(event: 'error', fn: (err: Error) => void): void }
-export interface TypeOverrides { setTypeParser(oid: number, parse: (text: string) => unknown): void }
-export interface Notification { channel: string; payload?: string }
+export interface QueryResult {
+  rows: Record<string, any>[];
+}
+export interface PoolClient {
+  query(sql: string, values?: unknown[]): Promise<QueryResult>;
+  release(): void;
+}
+export interface Pool {
+  query(sql: string, values?: unknown[]): Promise<QueryResult>;
+  connect(): Promise<PoolClient>;
+  end(): Promise<void>;
+  on(event: 'error', fn: (err: Error) => void): void;
+}
+export interface TypeOverrides {
+  setTypeParser(oid: number, parse: (text: string) => unknown): void;
+}
+export interface Notification {
+  channel: string;
+  payload?: string;
+}
 
 /** One connection of its own, outside any pool (LISTEN, health probes, the bench). */
 export interface Client {

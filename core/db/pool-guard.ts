@@ -38,7 +38,11 @@ export function guardPool(pool: Pool): void {
   });
 }
 
-export interface PoolStats { total: number; idle: number; waiting: number }
+export interface PoolStats {
+  total: number;
+  idle: number;
+  waiting: number;
+}
 
 /** The pool's counters, for readiness and liveness. */
 export function poolStats(pool: { totalCount: number; idleCount: number; waitingCount: number }): PoolStats {

@@ -7,7 +7,11 @@ export const VERSION_TABLE = 'plinth_schema_versions';
 /** Bump when the kernel changes how manifests map to tables. */
 const KERNEL_SCHEMA_REVISION = 1;
 
-export interface ModuleVersion { module: string; version: string; digest: string }
+export interface ModuleVersion {
+  module: string;
+  version: string;
+  digest: string;
+}
 
 const hash = (value: unknown) => createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 32);
 

@@ -14,31 +14,40 @@ import { httpError } from '../errors.ts';
 import { problemResponses } from './problem.ts';
 import { TENANT_ID_PATTERN } from '../tenancy/registry.ts';
 
-const TokenPair = Type.Object({
-  accessToken: Type.String(),
-  tokenType: Type.Literal('Bearer'),
-  expiresIn: Type.Integer({ description: 'seconds until the access token expires' }),
-  refreshToken: Type.String({ description: 'opaque; rotates on every refresh' }),
-  refreshExpiresIn: Type.Integer(),
-}, { $id: 'AuthTokens', additionalProperties: false });
+const TokenPair = Type.Object(
+  {
+    accessToken: Type.String(),
+    tokenType: Type.Literal('Bearer'),
+    expiresIn: Type.Integer({ description: 'seconds until the access token expires' }),
+    refreshToken: Type.String({ description: 'opaque; rotates on every refresh' }),
+    refreshExpiresIn: Type.Integer(),
+  },
+  { $id: 'AuthTokens', additionalProperties: false },
+);
 
-const Me = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  email: Type.String(),
-  name: Type.String(),
-  tenant: Type.String(),
-  roles: Type.Array(Type.String()),
-  isAdmin: Type.Boolean(),
-  permissions: Type.Array(Type.String(), { description: 'permission codes the caller holds' }),
-  companies: Type.Array(Type.Object({ id: Type.String({ format: 'uuid' }), code: Type.String(), name: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: false })),
-  companyId: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], { description: 'the company context of this request' }),
-}, { $id: 'AuthMe', additionalProperties: false });
+const Me = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    email: Type.String(),
+    name: Type.String(),
+    tenant: Type.String(),
+    roles: Type.Array(Type.String()),
+    isAdmin: Type.Boolean(),
+    permissions: Type.Array(Type.String(), { description: 'permission codes the caller holds' }),
+    companies: Type.Array(Type.Object({ id: Type.String({ format: 'uuid' }), code: Type.String(), name: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: false })),
+    companyId: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], { description: 'the company context of this request' }),
+  },
+  { $id: 'AuthMe', additionalProperties: false },
+);
 
-const Login = Type.Object({
-  tenant: Type.String({ pattern: TENANT_ID_PATTERN, maxLength: 40 }),
-  email: Type.String({ minLength: 3, maxLength: 254 }),
-  password: Type.String({ minLength: 1, maxLength: 1024 }),
-}, { $id: 'AuthLogin', additionalProperties: false });
+const Login = Type.Object(
+  {
+    tenant: Type.String({ pattern: TENANT_ID_PATTERN, maxLength: 40 }),
+    email: Type.String({ minLength: 3, maxLength: 254 }),
+    password: Type.String({ minLength: 1, maxLength: 1024 }),
+  },
+  { $id: 'AuthLogin', additionalProperties: false },
+);
 
 const RefreshBody = Type.Object({ refreshToken: Type.String({ minLength: 10, maxLength: 200 }) }, { $id: 'AuthRefresh', additionalProperties: false });
 const LogoutBody = Type.Object({ refreshToken: Type.Optional(Type.String({ minLength: 10, maxLength: 200 })) }, { $id: 'AuthLogout', additionalProperties: false });
@@ -54,8 +63,11 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
     // token responses must not be kept by browsers or proxies (RFC 6749 §5.1)
     reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
     return {
-      accessToken: tokens.signAccess({ ...claims, sid: family }, issuedAt), tokenType: 'Bearer' as const, expiresIn: tokens.accessTtlSeconds,
-      refreshToken, refreshExpiresIn: tokens.refreshTtlSeconds,
+      accessToken: tokens.signAccess({ ...claims, sid: family }, issuedAt),
+      tokenType: 'Bearer' as const,
+      expiresIn: tokens.accessTtlSeconds,
+      refreshToken,
+      refreshExpiresIn: tokens.refreshTtlSeconds,
     };
   };
   const tenantEm = (t: { connectionKey: string; schema: string }) => kernel.dbs.get(t.connectionKey).em.fork({ schema: t.schema });
@@ -65,116 +77,153 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
   const { max, windowMs } = kernel.config.rateLimit;
   const loginLimit = { max: Math.max(1, Math.ceil(max / 60)), timeWindow: windowMs, keyGenerator: (r: { ip: string }) => `login:${r.ip}` };
 
-  app.post('/api/auth/login', {
-    config: { access: { auth: 'public' }, rateLimit: loginLimit },
-    schema: {
-      operationId: 'authLogin', tags, summary: 'Log in with tenant, e-mail and password', security: [],
-      body: Type.Ref('AuthLogin'), response: { 200: Type.Ref('AuthTokens'), ...problemResponses([400, 401, 403, 429, 500, 503]) },
+  app.post(
+    '/api/auth/login',
+    {
+      config: { access: { auth: 'public' }, rateLimit: loginLimit },
+      schema: {
+        operationId: 'authLogin',
+        tags,
+        summary: 'Log in with tenant, e-mail and password',
+        security: [],
+        body: Type.Ref('AuthLogin'),
+        response: { 200: Type.Ref('AuthTokens'), ...problemResponses([400, 401, 403, 429, 500, 503]) },
+      },
     },
-  }, async (request, reply) => {
-    const issuedAt = Date.now();
-    const { tenant: tenantId, email, password } = request.body as { tenant: string; email: string; password: string };
-    const account = email.trim().toLowerCase();
-    // per account, before any password is checked (see auth/login-throttle.ts)
-    const wait = await kernel.loginThrottle.lockedFor(tenantId, account, request.ip);
-    if (wait > 0) throw httpError('RATE_LIMITED', 'too many failed logins for this account; try again later', { headers: { 'retry-after': String(Math.ceil(wait / 1000)) } });
-    const tenant = await kernel.tenants.find(tenantId);
-    const em = tenant ? tenantEm(tenant) : null;
-    const user = em ? await identity.userByEmail(em, account) : null;
-    const ok = await verifyPassword(password, user?.passwordHash);
-    if (!ok || !user || !user.isActive || !tenant || !em) {
-      await kernel.loginThrottle.failed(tenantId, account, request.ip);
-      throw httpError('INVALID_CREDENTIALS');
-    }
-    await kernel.loginThrottle.succeeded(tenantId, account, request.ip);
-    if (tenant.status !== 'active') throw httpError('TENANT_UNAVAILABLE', `tenant ${tenant.id} is ${tenant.status}`);
-    const claims = await identity.claimsFor(em, tenant.id, user);
-    const refresh = tokens.newRefreshToken(tenant.id);
-    // the session begins when the login did: a revocation of the user while its
-    // password was being checked still covers it (see the refresh below)
-    const family = await identity.storeRefreshToken(em, user.id, refresh.hash, identity.newFamily(issuedAt));
-    return pair(reply, claims, family, refresh.token, issuedAt);
-  });
+    async (request, reply) => {
+      const issuedAt = Date.now();
+      const { tenant: tenantId, email, password } = request.body as { tenant: string; email: string; password: string };
+      const account = email.trim().toLowerCase();
+      // per account, before any password is checked (see auth/login-throttle.ts)
+      const wait = await kernel.loginThrottle.lockedFor(tenantId, account, request.ip);
+      if (wait > 0) throw httpError('RATE_LIMITED', 'too many failed logins for this account; try again later', { headers: { 'retry-after': String(Math.ceil(wait / 1000)) } });
+      const tenant = await kernel.tenants.find(tenantId);
+      const em = tenant ? tenantEm(tenant) : null;
+      const user = em ? await identity.userByEmail(em, account) : null;
+      const ok = await verifyPassword(password, user?.passwordHash);
+      if (!ok || !user || !user.isActive || !tenant || !em) {
+        await kernel.loginThrottle.failed(tenantId, account, request.ip);
+        throw httpError('INVALID_CREDENTIALS');
+      }
+      await kernel.loginThrottle.succeeded(tenantId, account, request.ip);
+      if (tenant.status !== 'active') throw httpError('TENANT_UNAVAILABLE', `tenant ${tenant.id} is ${tenant.status}`);
+      const claims = await identity.claimsFor(em, tenant.id, user);
+      const refresh = tokens.newRefreshToken(tenant.id);
+      // the session begins when the login did: a revocation of the user while its
+      // password was being checked still covers it (see the refresh below)
+      const family = await identity.storeRefreshToken(em, user.id, refresh.hash, identity.newFamily(issuedAt));
+      return pair(reply, claims, family, refresh.token, issuedAt);
+    },
+  );
 
-  app.post('/api/auth/refresh', {
-    config: { access: { auth: 'public' } },
-    schema: {
-      operationId: 'authRefresh', tags, summary: 'Exchange a refresh token for new tokens (the old one stops working)', security: [],
-      body: Type.Ref('AuthRefresh'), response: { 200: Type.Ref('AuthTokens'), ...problemResponses([400, 401, 403, 429, 500, 503]) },
+  app.post(
+    '/api/auth/refresh',
+    {
+      config: { access: { auth: 'public' } },
+      schema: {
+        operationId: 'authRefresh',
+        tags,
+        summary: 'Exchange a refresh token for new tokens (the old one stops working)',
+        security: [],
+        body: Type.Ref('AuthRefresh'),
+        response: { 200: Type.Ref('AuthTokens'), ...problemResponses([400, 401, 403, 429, 500, 503]) },
+      },
     },
-  }, async (request, reply) => {
-    const issuedAt = Date.now();
-    const { refreshToken } = request.body as { refreshToken: string };
-    const tenantId = tenantOfRefreshToken(refreshToken);
-    const tenant = tenantId ? await kernel.tenants.find(tenantId) : undefined;
-    if (!tenant) throw httpError('UNAUTHENTICATED', 'unknown refresh token');
-    const em = tenantEm(tenant);
-    const stored = await identity.findRefreshToken(em, refreshToken);
-    if (!stored) throw httpError('UNAUTHENTICATED', 'unknown refresh token');
-    // only a real token learns that its tenant is suspended
-    if (tenant.status !== 'active') throw httpError('TENANT_UNAVAILABLE', `tenant ${tenant.id} is ${tenant.status}`);
-    const reused = async () => {
-      await endSession(kernel, em, tenant.id, stored.family);
-      return httpError('TOKEN_REUSED');
-    };
-    if (stored.revokedAt) throw await reused();
-    // a session that began before its user's sessions were revoked (a login that
-    // checked the old password while it was being changed) ends here
-    if (kernel.revocations.isRevoked({ tid: tenant.id, sub: stored.userId, sid: stored.family, ims: sessionStartedAt(stored.family) })) {
-      await endSession(kernel, em, tenant.id, stored.family);
-      throw httpError('UNAUTHENTICATED', 'the session was ended; log in again');
-    }
-    if (stored.expiresAt.getTime() < Date.now()) throw httpError('UNAUTHENTICATED', 'the refresh token expired; log in again');
-    const user = await identity.userById(em, stored.userId);
-    if (!user?.isActive) throw httpError('UNAUTHENTICATED', 'the user is no longer active');
-    const claims = await identity.claimsFor(em, tenant.id, user);
-    const next = tokens.newRefreshToken(tenant.id);
-    // consume and successor in one transaction: see Identity.rotateRefreshToken
-    if (!(await identity.rotateRefreshToken(em, stored, next.hash))) throw await reused();
-    return pair(reply, claims, stored.family, next.token, issuedAt);
-  });
-
-  app.post('/api/auth/logout', {
-    config: { access: { auth: 'user' } },
-    // the body is optional: without one (no content at all) every token of the caller goes
-    preValidation: async (request) => { request.body ??= {}; },
-    schema: {
-      operationId: 'authLogout', tags, summary: 'End the session of a refresh token: its family and access tokens (or, without one, every session of the caller)',
-      security: [{ bearerAuth: [] }], body: Type.Ref('AuthLogout'),
-      response: { 204: { description: 'Logged out', type: 'null' }, ...problemResponses([400, 401, 403, 429, 500, 503]) },
-    },
-  }, async (request, reply) => {
-    const { refreshToken } = (request.body ?? {}) as { refreshToken?: string };
-    const em = request.em!;
-    const { sub, tid } = request.caller!;
-    if (refreshToken) {
+    async (request, reply) => {
+      const issuedAt = Date.now();
+      const { refreshToken } = request.body as { refreshToken: string };
+      const tenantId = tenantOfRefreshToken(refreshToken);
+      const tenant = tenantId ? await kernel.tenants.find(tenantId) : undefined;
+      if (!tenant) throw httpError('UNAUTHENTICATED', 'unknown refresh token');
+      const em = tenantEm(tenant);
       const stored = await identity.findRefreshToken(em, refreshToken);
-      if (stored && stored.userId === sub) await endSession(kernel, em, tid, stored.family);
-    } else {
-      await endUserSessions(kernel, em, tid, sub);
-    }
-    return reply.code(204).send();
-  });
-
-  app.get('/api/auth/me', {
-    config: { access: { auth: 'user' } },
-    schema: {
-      operationId: 'authMe', tags, summary: 'The caller: roles, permissions, companies and company context',
-      security: [{ bearerAuth: [] }], response: { 200: Type.Ref('AuthMe'), ...problemResponses([400, 401, 403, 429, 500, 503]) },
+      if (!stored) throw httpError('UNAUTHENTICATED', 'unknown refresh token');
+      // only a real token learns that its tenant is suspended
+      if (tenant.status !== 'active') throw httpError('TENANT_UNAVAILABLE', `tenant ${tenant.id} is ${tenant.status}`);
+      const reused = async () => {
+        await endSession(kernel, em, tenant.id, stored.family);
+        return httpError('TOKEN_REUSED');
+      };
+      if (stored.revokedAt) throw await reused();
+      // a session that began before its user's sessions were revoked (a login that
+      // checked the old password while it was being changed) ends here
+      if (kernel.revocations.isRevoked({ tid: tenant.id, sub: stored.userId, sid: stored.family, ims: sessionStartedAt(stored.family) })) {
+        await endSession(kernel, em, tenant.id, stored.family);
+        throw httpError('UNAUTHENTICATED', 'the session was ended; log in again');
+      }
+      if (stored.expiresAt.getTime() < Date.now()) throw httpError('UNAUTHENTICATED', 'the refresh token expired; log in again');
+      const user = await identity.userById(em, stored.userId);
+      if (!user?.isActive) throw httpError('UNAUTHENTICATED', 'the user is no longer active');
+      const claims = await identity.claimsFor(em, tenant.id, user);
+      const next = tokens.newRefreshToken(tenant.id);
+      // consume and successor in one transaction: see Identity.rotateRefreshToken
+      if (!(await identity.rotateRefreshToken(em, stored, next.hash))) throw await reused();
+      return pair(reply, claims, stored.family, next.token, issuedAt);
     },
-  }, async (request) => {
-    const claims = request.caller!;
-    const em = request.em!;
-    const user = await identity.userById(em, claims.sub);
-    if (!user) throw httpError('UNAUTHENTICATED', 'the user no longer exists');
-    const companies = await identity.companiesOf(em, user.id);
-    const lang = request.tenant!.defaultLanguage;
-    const permissions = claims.rol.includes(ADMIN_ROLE) ? kernel.permissions.all() : [...new Set((await abilities.codes(request.tenant!.id, claims.rol)))];
-    return {
-      id: user.id, email: user.email, name: user.name, tenant: claims.tid, roles: claims.rol, isAdmin: claims.rol.includes(ADMIN_ROLE),
-      permissions: permissions.sort(),
-      companies: companies.map((c) => ({ id: c.id, code: c.code, name: c.name?.[lang] ?? Object.values(c.name ?? {})[0] ?? null })),
-      companyId: request.companyId,
-    };
-  });
+  );
+
+  app.post(
+    '/api/auth/logout',
+    {
+      config: { access: { auth: 'user' } },
+      // the body is optional: without one (no content at all) every token of the caller goes
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
+      schema: {
+        operationId: 'authLogout',
+        tags,
+        summary: 'End the session of a refresh token: its family and access tokens (or, without one, every session of the caller)',
+        security: [{ bearerAuth: [] }],
+        body: Type.Ref('AuthLogout'),
+        response: { 204: { description: 'Logged out', type: 'null' }, ...problemResponses([400, 401, 403, 429, 500, 503]) },
+      },
+    },
+    async (request, reply) => {
+      const { refreshToken } = (request.body ?? {}) as { refreshToken?: string };
+      const em = request.em!;
+      const { sub, tid } = request.caller!;
+      if (refreshToken) {
+        const stored = await identity.findRefreshToken(em, refreshToken);
+        if (stored && stored.userId === sub) await endSession(kernel, em, tid, stored.family);
+      } else {
+        await endUserSessions(kernel, em, tid, sub);
+      }
+      return reply.code(204).send();
+    },
+  );
+
+  app.get(
+    '/api/auth/me',
+    {
+      config: { access: { auth: 'user' } },
+      schema: {
+        operationId: 'authMe',
+        tags,
+        summary: 'The caller: roles, permissions, companies and company context',
+        security: [{ bearerAuth: [] }],
+        response: { 200: Type.Ref('AuthMe'), ...problemResponses([400, 401, 403, 429, 500, 503]) },
+      },
+    },
+    async (request) => {
+      const claims = request.caller!;
+      const em = request.em!;
+      const user = await identity.userById(em, claims.sub);
+      if (!user) throw httpError('UNAUTHENTICATED', 'the user no longer exists');
+      const companies = await identity.companiesOf(em, user.id);
+      const lang = request.tenant!.defaultLanguage;
+      const permissions = claims.rol.includes(ADMIN_ROLE) ? kernel.permissions.all() : [...new Set(await abilities.codes(request.tenant!.id, claims.rol))];
+      return {
+        id: user.id,
+        email: user.email,
+        name: user.name,
+        tenant: claims.tid,
+        roles: claims.rol,
+        isAdmin: claims.rol.includes(ADMIN_ROLE),
+        permissions: permissions.sort(),
+        companies: companies.map((c) => ({ id: c.id, code: c.code, name: c.name?.[lang] ?? Object.values(c.name ?? {})[0] ?? null })),
+        companyId: request.companyId,
+      };
+    },
+  );
 }

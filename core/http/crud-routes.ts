@@ -20,7 +20,10 @@ const ALL_OPS: Op[] = ['list', 'read', 'create', 'replace', 'update', 'delete'];
 
 /** The path's parameters (a nested route's parent ids) and, for item paths, the row's own id. */
 function paramsSchema(path: string, idParam?: string) {
-  const names = path.split('/').filter((s) => s.startsWith(':')).map((s) => s.slice(1));
+  const names = path
+    .split('/')
+    .filter((s) => s.startsWith(':'))
+    .map((s) => s.slice(1));
   const props = Object.fromEntries([...names, ...(idParam ? [idParam] : [])].map((n) => [n, Type.String({ format: 'uuid', description: n === idParam ? 'UUIDv7 id' : `id of the parent (${n})` })]));
   return Type.Object(props, { additionalProperties: false });
 }
@@ -28,7 +31,7 @@ const ItemQuery = Type.Object({ translations: Type.Optional(TRANSLATIONS_PARAM) 
 
 function headerSchema(model: EntityModel, write: boolean) {
   const h: Record<string, unknown> = {
-    'x-company-id': Type.Optional(Type.String({ format: 'uuid', description: 'company context; default: the caller\'s primary company' })),
+    'x-company-id': Type.Optional(Type.String({ format: 'uuid', description: "company context; default: the caller's primary company" })),
   };
   if (model.translatable.length) {
     h['accept-language'] = Type.Optional(Type.String({ description: 'language of translatable fields in the response' }));
@@ -48,7 +51,11 @@ export function crudContext(request: FastifyRequest, kernel: Kernel): CrudContex
   const tenant = request.tenant!;
   const fallback = tenant.defaultLanguage ?? kernel.config.defaultLanguage;
   return crudContextOf({
-    tenant, em: request.em!, ability: request.ability!, companyId: request.companyId, principal: request.principal!,
+    tenant,
+    em: request.em!,
+    ability: request.ability!,
+    companyId: request.companyId,
+    principal: request.principal!,
     read: { prefs: languagePreference(request.headers['accept-language'], fallback), translations: translationsParam((request.query as Record<string, unknown> | undefined)?.translations) },
     writeLanguage: writeLanguage(request.headers['content-language'] as string | undefined, fallback),
   });
@@ -91,52 +98,81 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
   };
 
   if (ops.has('list')) {
-    app.get(route.path, {
-      config: { access: access('read') },
-      schema: {
-        operationId: opId('List', plural), tags, summary: `List ${model.label} records`, description: describe('read'),
-        security: [{ bearerAuth: [] }], headers: headerSchema(model, false), querystring: listQuerySchema(model),
-        ...(CollectionParams ? { params: CollectionParams } : {}),
-        response: { 200: Type.Ref(schemaId(model, 'List')), ...problemResponses([400, ...(nested ? [404] : []), ...guardErrors]) },
+    app.get(
+      route.path,
+      {
+        config: { access: access('read') },
+        schema: {
+          operationId: opId('List', plural),
+          tags,
+          summary: `List ${model.label} records`,
+          description: describe('read'),
+          security: [{ bearerAuth: [] }],
+          headers: headerSchema(model, false),
+          querystring: listQuerySchema(model),
+          ...(CollectionParams ? { params: CollectionParams } : {}),
+          response: { 200: Type.Ref(schemaId(model, 'List')), ...problemResponses([400, ...(nested ? [404] : []), ...guardErrors]) },
+        },
       },
-    }, async (request, reply) => {
-      const ctx = crudContext(request, kernel);
-      const bound = boundOf(request);
-      if (bound) await assertParents(kernel, ctx, model, bound);
-      const used = new Set<string>();
-      const page = await service.list(ctx, request.query as never, used, bound);
-      if (used.size) reply.header('content-language', [...used].join(', '));
-      return page;
-    });
+      async (request, reply) => {
+        const ctx = crudContext(request, kernel);
+        const bound = boundOf(request);
+        if (bound) await assertParents(kernel, ctx, model, bound);
+        const used = new Set<string>();
+        const page = await service.list(ctx, request.query as never, used, bound);
+        if (used.size) reply.header('content-language', [...used].join(', '));
+        return page;
+      },
+    );
   }
   if (ops.has('read')) {
-    app.get(item, {
-      config: { access: access('read') },
-      schema: {
-        operationId: opId('Get', model.name), tags, summary: `Read one ${model.label}`, description: describe('read'),
-        security: [{ bearerAuth: [] }], headers: headerSchema(model, false), params: IdParams, querystring: ItemQuery,
-        response: { 200: Type.Ref(schemaId(model)), ...problemResponses([400, 404, ...guardErrors]) },
+    app.get(
+      item,
+      {
+        config: { access: access('read') },
+        schema: {
+          operationId: opId('Get', model.name),
+          tags,
+          summary: `Read one ${model.label}`,
+          description: describe('read'),
+          security: [{ bearerAuth: [] }],
+          headers: headerSchema(model, false),
+          params: IdParams,
+          querystring: ItemQuery,
+          response: { 200: Type.Ref(schemaId(model)), ...problemResponses([400, 404, ...guardErrors]) },
+        },
       },
-    }, async (request, reply) => {
-      const ctx = crudContext(request, kernel);
-      return send(reply, ctx, await service.read(ctx, idOf(request), boundOf(request)));
-    });
+      async (request, reply) => {
+        const ctx = crudContext(request, kernel);
+        return send(reply, ctx, await service.read(ctx, idOf(request), boundOf(request)));
+      },
+    );
   }
   if (ops.has('create')) {
-    app.post(route.path, {
-      config: { access: access('create') },
-      schema: {
-        operationId: opId('Create', model.name), tags, summary: `Create a ${model.label}`, description: describe('create'),
-        security: [{ bearerAuth: [] }], headers: headerSchema(model, true), querystring: ItemQuery, body: Type.Ref(schemaId(model, 'Create')),
-        ...(CollectionParams ? { params: CollectionParams } : {}),
-        response: { 201: Type.Ref(schemaId(model)), ...problemResponses([400, ...(nested ? [404] : []), 409, 413, 415, ...transitionErrors, ...guardErrors]) },
+    app.post(
+      route.path,
+      {
+        config: { access: access('create') },
+        schema: {
+          operationId: opId('Create', model.name),
+          tags,
+          summary: `Create a ${model.label}`,
+          description: describe('create'),
+          security: [{ bearerAuth: [] }],
+          headers: headerSchema(model, true),
+          querystring: ItemQuery,
+          body: Type.Ref(schemaId(model, 'Create')),
+          ...(CollectionParams ? { params: CollectionParams } : {}),
+          response: { 201: Type.Ref(schemaId(model)), ...problemResponses([400, ...(nested ? [404] : []), 409, 413, 415, ...transitionErrors, ...guardErrors]) },
+        },
       },
-    }, async (request, reply) => {
-      const ctx = crudContext(request, kernel);
-      const row = await service.create(ctx, request.body as Record<string, unknown>, {}, boundOf(request));
-      reply.header('location', `${collectionUrl(request)}/${row.id}`);
-      return send(reply, ctx, row, 201);
-    });
+      async (request, reply) => {
+        const ctx = crudContext(request, kernel);
+        const row = await service.create(ctx, request.body as Record<string, unknown>, {}, boundOf(request));
+        reply.header('location', `${collectionUrl(request)}/${row.id}`);
+        return send(reply, ctx, row, 201);
+      },
+    );
   }
   const update = (replace: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
     const ctx = crudContext(request, kernel);
@@ -144,40 +180,65 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
     return send(reply, ctx, row);
   };
   const writeHeaders = Type.Object({ ...headerSchema(model, true).properties, 'if-match': Type.Optional(Type.String({ description: 'ETag of the version this write is based on; 412 if stale' })) });
-  for (const [op, method, verb, kind] of [['replace', 'PUT', 'Replace', 'Replace'], ['update', 'PATCH', 'Update', 'Patch']] as const) {
+  for (const [op, method, verb, kind] of [
+    ['replace', 'PUT', 'Replace', 'Replace'],
+    ['update', 'PATCH', 'Update', 'Patch'],
+  ] as const) {
     if (!ops.has(op)) continue;
     app.route({
-      method, url: item,
+      method,
+      url: item,
       config: { access: access('update') },
       schema: {
-        operationId: opId(verb, model.name), tags,
+        operationId: opId(verb, model.name),
+        tags,
         summary: op === 'replace' ? `Replace a ${model.label} (every writable field)` : `Change some fields of a ${model.label}`,
         description: describe('update'),
-        security: [{ bearerAuth: [] }], headers: writeHeaders, params: IdParams, querystring: ItemQuery, body: Type.Ref(schemaId(model, kind)),
+        security: [{ bearerAuth: [] }],
+        headers: writeHeaders,
+        params: IdParams,
+        querystring: ItemQuery,
+        body: Type.Ref(schemaId(model, kind)),
         response: { 200: Type.Ref(schemaId(model)), ...problemResponses([400, 404, 409, 412, 413, 415, ...transitionErrors, ...guardErrors]) },
       },
       handler: update(op === 'replace'),
     });
   }
   if (ops.has('delete')) {
-    app.delete(item, {
-      config: { access: access('delete') },
-      schema: {
-        operationId: opId('Delete', model.name), tags, summary: `Delete a ${model.label}`, description: `${describe('delete')} 409 while other rows reference it.`,
-        security: [{ bearerAuth: [] }], headers: Type.Object({ 'x-company-id': Type.Optional(Type.String({ format: 'uuid' })), 'if-match': Type.Optional(Type.String()) }), params: IdParams,
-        // declared empty so an unknown parameter (?force=true) is a 400, as on every other route, not ignored
-        querystring: Type.Object({}, { additionalProperties: false }),
-        response: { 204: { description: 'Deleted', type: 'null' }, ...problemResponses([400, 404, 409, 412, ...guardErrors]) },
+    app.delete(
+      item,
+      {
+        config: { access: access('delete') },
+        schema: {
+          operationId: opId('Delete', model.name),
+          tags,
+          summary: `Delete a ${model.label}`,
+          description: `${describe('delete')} 409 while other rows reference it.`,
+          security: [{ bearerAuth: [] }],
+          headers: Type.Object({ 'x-company-id': Type.Optional(Type.String({ format: 'uuid' })), 'if-match': Type.Optional(Type.String()) }),
+          params: IdParams,
+          // declared empty so an unknown parameter (?force=true) is a 400, as on every other route, not ignored
+          querystring: Type.Object({}, { additionalProperties: false }),
+          response: { 204: { description: 'Deleted', type: 'null' }, ...problemResponses([400, 404, 409, 412, ...guardErrors]) },
+        },
       },
-    }, async (request, reply) => {
-      await service.remove(crudContext(request, kernel), idOf(request), request.headers['if-match'], boundOf(request));
-      return reply.code(204).send();
-    });
+      async (request, reply) => {
+        await service.remove(crudContext(request, kernel), idOf(request), request.headers['if-match'], boundOf(request));
+        return reply.code(204).send();
+      },
+    );
   }
-  for (const list of route.lists ?? []) registerSubList(app, kernel, service, list, { access: access('read'), tags, describe: describe('read'), opId: opId('List', `${plural}By${pascal(list.by.replace(/Id$/, ''))}`) });
+  for (const list of route.lists ?? [])
+    registerSubList(app, kernel, service, list, { access: access('read'), tags, describe: describe('read'), opId: opId('List', `${plural}By${pascal(list.by.replace(/Id$/, ''))}`) });
   const mine = (path: string) => ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((m) => taken.has(`${m} ${path}`));
   registerMethodNotAllowed(app, route.path, [...(ops.has('list') ? ['GET'] : []), ...(ops.has('create') ? ['POST'] : []), ...mine(route.path)]);
-  registerMethodNotAllowed(app, item, [...(ops.has('read') ? ['GET'] : []), ...(ops.has('replace') ? ['PUT'] : []), ...(ops.has('update') ? ['PATCH'] : []), ...(ops.has('delete') ? ['DELETE'] : []), ...mine(item)]);
+  registerMethodNotAllowed(app, item, [
+    ...(ops.has('read') ? ['GET'] : []),
+    ...(ops.has('replace') ? ['PUT'] : []),
+    ...(ops.has('update') ? ['PATCH'] : []),
+    ...(ops.has('delete') ? ['DELETE'] : []),
+    ...mine(item),
+  ]);
   for (const list of route.lists ?? []) registerMethodNotAllowed(app, list.path, ['GET', ...mine(list.path)]);
 }
 
@@ -185,7 +246,7 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
 async function assertParents(kernel: Kernel, ctx: CrudContext, model: EntityModel, bound: Record<string, string>): Promise<void> {
   for (const [name, id] of Object.entries(bound)) {
     const parent = kernel.model(model.byName.get(name)!.entity!);
-    if (!await kernel.services.service(parent.name).visible(ctx, id)) throw httpError('NOT_FOUND', `${parent.name} ${id} does not exist`);
+    if (!(await kernel.services.service(parent.name).visible(ctx, id))) throw httpError('NOT_FOUND', `${parent.name} ${id} does not exist`);
   }
 }
 
@@ -194,28 +255,41 @@ async function assertParents(kernel: Kernel, ctx: CrudContext, model: EntityMode
  * (/api/emails/company/:companyId): the entity's list, narrowed; 404 when no
  * such parent exists in the caller's scope.
  */
-function registerSubList(app: FastifyInstance, kernel: Kernel, service: CrudService, list: { path: string; by: string },
-  o: { access: RouteAccess; tags: string[]; describe: string; opId: string }): void {
+function registerSubList(
+  app: FastifyInstance,
+  kernel: Kernel,
+  service: CrudService,
+  list: { path: string; by: string },
+  o: { access: RouteAccess; tags: string[]; describe: string; opId: string },
+): void {
   const model = service.model;
   const parent = kernel.model(model.byName.get(list.by)!.entity!);
-  app.get(list.path, {
-    config: { access: o.access },
-    schema: {
-      operationId: o.opId, tags: o.tags, summary: `List the ${model.label} records of one ${parent.label}`, description: o.describe,
-      security: [{ bearerAuth: [] }], headers: headerSchema(model, false),
-      params: Type.Object({ [list.by]: Type.String({ format: 'uuid', description: `id of the ${parent.label}` }) }, { additionalProperties: false }),
-      querystring: listQuerySchema(model),
-      response: { 200: Type.Ref(schemaId(model, 'List')), ...problemResponses([400, 404, 401, 403, 429, 500, 503]) },
+  app.get(
+    list.path,
+    {
+      config: { access: o.access },
+      schema: {
+        operationId: o.opId,
+        tags: o.tags,
+        summary: `List the ${model.label} records of one ${parent.label}`,
+        description: o.describe,
+        security: [{ bearerAuth: [] }],
+        headers: headerSchema(model, false),
+        params: Type.Object({ [list.by]: Type.String({ format: 'uuid', description: `id of the ${parent.label}` }) }, { additionalProperties: false }),
+        querystring: listQuerySchema(model),
+        response: { 200: Type.Ref(schemaId(model, 'List')), ...problemResponses([400, 404, 401, 403, 429, 500, 503]) },
+      },
     },
-  }, async (request, reply) => {
-    const ctx = crudContext(request, kernel);
-    const id = (request.params as Record<string, string>)[list.by];
-    if (!await kernel.services.service(parent.name).visible(ctx, id)) throw httpError('NOT_FOUND', `${parent.name} ${id} does not exist`);
-    const used = new Set<string>();
-    const page = await service.list(ctx, request.query as never, used, { [list.by]: id });
-    if (used.size) reply.header('content-language', [...used].join(', '));
-    return page;
-  });
+    async (request, reply) => {
+      const ctx = crudContext(request, kernel);
+      const id = (request.params as Record<string, string>)[list.by];
+      if (!(await kernel.services.service(parent.name).visible(ctx, id))) throw httpError('NOT_FOUND', `${parent.name} ${id} does not exist`);
+      const used = new Set<string>();
+      const page = await service.list(ctx, request.query as never, used, { [list.by]: id });
+      if (used.size) reply.header('content-language', [...used].join(', '));
+      return page;
+    },
+  );
 }
 
 /** Methods a path lacks answer 405 with Allow, not 404 (the seed lists PUT/DELETE on collections). */
@@ -223,7 +297,9 @@ export function registerMethodNotAllowed(app: FastifyInstance, url: string, allo
   if (!allowed.length) return;
   const missing = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((m) => !allowed.includes(m));
   const allow = allowed.join(', ');
-  const refuse = async () => { throw httpError('METHOD_NOT_ALLOWED', `${url} allows ${allow}`, { headers: { allow } }); };
+  const refuse = async () => {
+    throw httpError('METHOD_NOT_ALLOWED', `${url} allows ${allow}`, { headers: { allow } });
+  };
   // refused on arrival, before the body is parsed or the input guard reads the query:
   // the method is wrong whatever the request carries (the handler is never reached)
   app.route({ method: missing as never, url, schema: { hide: true }, onRequest: refuse, handler: refuse });

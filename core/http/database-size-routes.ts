@@ -12,16 +12,25 @@ import { problemResponses } from './problem.ts';
 
 const Size = Type.Integer({ minimum: 0, description: 'bytes, indexes and TOAST included' });
 
-const DatabaseSize = Type.Object({
-  scope: Type.Unsafe<string>({ type: 'string', enum: ['tenant', 'database'], description: 'tenant: the caller\'s schema; database: every schema (platform operators)' }),
-  totalBytes: Size,
-  schemas: Type.Array(Type.Object({
-    name: Type.String(),
-    tenant: Type.Union([Type.String(), Type.Null()], { description: 'the tenant living in this schema, if any' }),
-    bytes: Size,
-    tables: Type.Optional(Type.Array(Type.Object({ name: Type.String(), bytes: Size }, { additionalProperties: false }), { description: 'tenant scope: largest first' })),
-  }, { additionalProperties: false }), { description: 'largest first' }),
-}, { $id: 'AuthDatabaseSize', additionalProperties: false });
+const DatabaseSize = Type.Object(
+  {
+    scope: Type.Unsafe<string>({ type: 'string', enum: ['tenant', 'database'], description: "tenant: the caller's schema; database: every schema (platform operators)" }),
+    totalBytes: Size,
+    schemas: Type.Array(
+      Type.Object(
+        {
+          name: Type.String(),
+          tenant: Type.Union([Type.String(), Type.Null()], { description: 'the tenant living in this schema, if any' }),
+          bytes: Size,
+          tables: Type.Optional(Type.Array(Type.Object({ name: Type.String(), bytes: Size }, { additionalProperties: false }), { description: 'tenant scope: largest first' })),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'largest first' },
+    ),
+  },
+  { $id: 'AuthDatabaseSize', additionalProperties: false },
+);
 
 const RELATIONS = `c.relkind in ('r', 'p', 'm')`;
 
@@ -38,30 +47,37 @@ type Row = { name: string; bytes: string | number };
 
 export function registerDatabaseSizeRoutes(app: FastifyInstance, kernel: Kernel): void {
   app.addSchema(DatabaseSize);
-  app.get('/api/auth/db', {
-    config: { access: { auth: 'user' } },
-    schema: {
-      operationId: 'authDatabaseSize', tags: ['Auth'],
-      summary: 'Size of the caller\'s tenant schema by table; for a platform operator, of the whole database by schema',
-      security: [{ bearerAuth: [] }], querystring: Type.Object({}, { additionalProperties: false }),
-      response: { 200: Type.Ref('AuthDatabaseSize'), ...problemResponses([400, 401, 403, 429, 500, 503]) },
+  app.get(
+    '/api/auth/db',
+    {
+      config: { access: { auth: 'user' } },
+      schema: {
+        operationId: 'authDatabaseSize',
+        tags: ['Auth'],
+        summary: "Size of the caller's tenant schema by table; for a platform operator, of the whole database by schema",
+        security: [{ bearerAuth: [] }],
+        querystring: Type.Object({}, { additionalProperties: false }),
+        response: { 200: Type.Ref('AuthDatabaseSize'), ...problemResponses([400, 401, 403, 429, 500, 503]) },
+      },
     },
-  }, async (request) => {
-    const tenant = request.tenant!;
-    const conn = request.em!.getConnection();
-    if (tenant.id === PLATFORM_TENANT && request.caller!.rol.includes(ADMIN_ROLE)) {
-      const [rows, [db]] = await Promise.all([
-        conn.execute(SCHEMAS_SQL) as Promise<Row[]>,
-        conn.execute('select pg_database_size(current_database())::bigint as "bytes"') as Promise<{ bytes: string | number }[]>,
-      ]);
-      const bySchema = new Map(kernel.tenants.list().map((t) => [t.schema, t.id]));
-      return {
-        scope: 'database', totalBytes: Number(db.bytes),
-        schemas: rows.map((r) => ({ name: r.name, tenant: bySchema.get(r.name) ?? null, bytes: Number(r.bytes) })),
-      };
-    }
-    const tables = (await conn.execute(TABLES_SQL, [tenant.schema]) as Row[]).map((r) => ({ name: r.name, bytes: Number(r.bytes) }));
-    const bytes = tables.reduce((sum, t) => sum + t.bytes, 0);
-    return { scope: 'tenant', totalBytes: bytes, schemas: [{ name: tenant.schema, tenant: tenant.id, bytes, tables }] };
-  });
+    async (request) => {
+      const tenant = request.tenant!;
+      const conn = request.em!.getConnection();
+      if (tenant.id === PLATFORM_TENANT && request.caller!.rol.includes(ADMIN_ROLE)) {
+        const [rows, [db]] = await Promise.all([
+          conn.execute(SCHEMAS_SQL) as Promise<Row[]>,
+          conn.execute('select pg_database_size(current_database())::bigint as "bytes"') as Promise<{ bytes: string | number }[]>,
+        ]);
+        const bySchema = new Map(kernel.tenants.list().map((t) => [t.schema, t.id]));
+        return {
+          scope: 'database',
+          totalBytes: Number(db.bytes),
+          schemas: rows.map((r) => ({ name: r.name, tenant: bySchema.get(r.name) ?? null, bytes: Number(r.bytes) })),
+        };
+      }
+      const tables = ((await conn.execute(TABLES_SQL, [tenant.schema])) as Row[]).map((r) => ({ name: r.name, bytes: Number(r.bytes) }));
+      const bytes = tables.reduce((sum, t) => sum + t.bytes, 0);
+      return { scope: 'tenant', totalBytes: bytes, schemas: [{ name: tenant.schema, tenant: tenant.id, bytes, tables }] };
+    },
+  );
 }

@@ -29,7 +29,7 @@ function inputValueSchema(f: FieldModel): TSchema {
 }
 
 function valueSchema(f: FieldModel): TSchema {
-  const d = f.secret ? `${f.description ?? f.label ?? 'secret'} (write-only: stored encrypted, never returned)` : f.description ?? f.label;
+  const d = f.secret ? `${f.description ?? f.label ?? 'secret'} (write-only: stored encrypted, never returned)` : (f.description ?? f.label);
   switch (f.type) {
     case 'string':
     case 'text':
@@ -37,20 +37,37 @@ function valueSchema(f: FieldModel): TSchema {
     case 'integer':
       return Type.Integer({ description: d, minimum: Math.max(f.minimum ?? INT4.minimum, INT4.minimum), maximum: Math.min(f.maximum ?? INT4.maximum, INT4.maximum) });
     case 'decimal':
-      return Type.String({ description: `${d ?? 'decimal'} (decimal string, precision ${f.precision ?? DECIMAL_DEFAULT.precision}, scale ${f.scale ?? DECIMAL_DEFAULT.scale})`, pattern: decimalPattern(f), examples: ['12.50'] });
-    case 'boolean': return Type.Boolean({ description: d });
-    case 'date': return Type.String({ format: 'date', description: d });
-    case 'datetime': return Type.String({ format: 'date-time', description: d });
-    case 'enum': return Type.Unsafe({ type: 'string', enum: f.values, description: d });
-    case 'json': return Type.Unsafe({ description: d ?? 'any JSON value' });
-    case 'ref': return Type.String({ format: 'uuid', description: d ?? `id of a ${f.entity}` });
+      return Type.String({
+        description: `${d ?? 'decimal'} (decimal string, precision ${f.precision ?? DECIMAL_DEFAULT.precision}, scale ${f.scale ?? DECIMAL_DEFAULT.scale})`,
+        pattern: decimalPattern(f),
+        examples: ['12.50'],
+      });
+    case 'boolean':
+      return Type.Boolean({ description: d });
+    case 'date':
+      return Type.String({ format: 'date', description: d });
+    case 'datetime':
+      return Type.String({ format: 'date-time', description: d });
+    case 'enum':
+      return Type.Unsafe({ type: 'string', enum: f.values, description: d });
+    case 'json':
+      return Type.Unsafe({ description: d ?? 'any JSON value' });
+    case 'ref':
+      return Type.String({ format: 'uuid', description: d ?? `id of a ${f.entity}` });
   }
 }
 
 const OUTPUT_TYPE: Record<FieldModel['type'], Record<string, unknown>> = {
-  string: { type: 'string' }, text: { type: 'string' }, integer: { type: 'integer' },
-  decimal: { type: 'string' }, boolean: { type: 'boolean' }, date: { type: 'string', format: 'date' },
-  datetime: { type: 'string', format: 'date-time' }, enum: { type: 'string' }, json: {}, ref: { type: 'string', format: 'uuid' },
+  string: { type: 'string' },
+  text: { type: 'string' },
+  integer: { type: 'integer' },
+  decimal: { type: 'string' },
+  boolean: { type: 'boolean' },
+  date: { type: 'string', format: 'date' },
+  datetime: { type: 'string', format: 'date-time' },
+  enum: { type: 'string' },
+  json: {},
+  ref: { type: 'string', format: 'uuid' },
 };
 
 /** `hideable`: a field rule may hide the field, so it may read as null. */
@@ -62,10 +79,16 @@ function outputValueSchema(f: FieldModel, hideable: boolean): TSchema {
 }
 
 function translationsSchema(model: EntityModel, description: string): TSchema {
-  const perField = Object.fromEntries(model.translatable.map((f) => [f.name, Type.Optional(
-    // additionalProperties: false, or keys that are no language tag would pass: TypeBox's
-    // Record only emits patternProperties, which constrains matching keys and nothing else
-    Type.Record(Type.String({ pattern: LANG_KEY }), Type.String(defined({ maxLength: textLimit(f) })), { maxProperties: 50, additionalProperties: false }))]));
+  const perField = Object.fromEntries(
+    model.translatable.map((f) => [
+      f.name,
+      Type.Optional(
+        // additionalProperties: false, or keys that are no language tag would pass: TypeBox's
+        // Record only emits patternProperties, which constrains matching keys and nothing else
+        Type.Record(Type.String({ pattern: LANG_KEY }), Type.String(defined({ maxLength: textLimit(f) })), { maxProperties: 50, additionalProperties: false }),
+      ),
+    ]),
+  );
   return Type.Object(perField, { additionalProperties: false, description });
 }
 
@@ -100,17 +123,21 @@ export function bodySchema(model: EntityModel, kind: BodyKind): TSchema {
 }
 
 export function listSchema(model: EntityModel): TSchema {
-  return Type.Object({
-    items: Type.Array(Type.Ref(schemaId(model))),
-    page: Type.Integer({ minimum: 1 }),
-    size: Type.Integer({ minimum: 1 }),
-    total: Type.Integer({ minimum: 0 }),
-  }, { $id: schemaId(model, 'List'), title: `Page of ${model.label}`, additionalProperties: false });
+  return Type.Object(
+    {
+      items: Type.Array(Type.Ref(schemaId(model))),
+      page: Type.Integer({ minimum: 1 }),
+      size: Type.Integer({ minimum: 1 }),
+      total: Type.Integer({ minimum: 0 }),
+    },
+    { $id: schemaId(model, 'List'), title: `Page of ${model.label}`, additionalProperties: false },
+  );
 }
 
 export const TRANSLATIONS_PARAM = Type.String({
   pattern: '^(true|false|[a-zA-Z]{1,8}(-[a-zA-Z0-9]{1,8})*(,[a-zA-Z]{1,8}(-[a-zA-Z0-9]{1,8})*)*)$',
-  maxLength: 200, description: 'true: add every language of translatable fields; or a comma list of languages',
+  maxLength: 200,
+  description: 'true: add every language of translatable fields; or a comma list of languages',
 });
 
 const RANGE_TYPES = new Set(['integer', 'decimal', 'date', 'datetime']);
@@ -125,10 +152,13 @@ export function listQuerySchema(model: EntityModel): TSchema {
     size: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 50, description: 'items per page (1..1000)' })),
     sort: Type.Optional(Type.String({ maxLength: 200, pattern: '^-?[a-zA-Z]+(,-?[a-zA-Z]+)*$', description: `comma list; "-" sorts descending. Sortable: ${[...model.sortable].join(', ')}` })),
   };
-  if (model.searchable.length) props.search = Type.Optional(Type.String({ maxLength: 200, pattern: NO_NUL, description: `case-insensitive text in ${model.searchable.map((f) => f.name).join(', ')}` }));
+  if (model.searchable.length)
+    props.search = Type.Optional(Type.String({ maxLength: 200, pattern: NO_NUL, description: `case-insensitive text in ${model.searchable.map((f) => f.name).join(', ')}` }));
   for (const f of model.filterable) {
-    const value = f.type === 'json' ? Type.String({ pattern: NO_NUL })
-      : inputValueSchema({ ...f, minimum: undefined, maximum: undefined, pattern: f.type === 'string' || f.type === 'text' ? NO_NUL : undefined, minLength: undefined });
+    const value =
+      f.type === 'json'
+        ? Type.String({ pattern: NO_NUL })
+        : inputValueSchema({ ...f, minimum: undefined, maximum: undefined, pattern: f.type === 'string' || f.type === 'text' ? NO_NUL : undefined, minLength: undefined });
     props[f.name] = Type.Optional(value);
     if (RANGE_TYPES.has(f.type)) {
       props[`${f.name}From`] = Type.Optional(value);

@@ -25,8 +25,7 @@ type ParserError = Error & { code?: string; reason?: string };
 function rawProblem(code: ErrorCode, detail: string): string {
   const status = ERRORS[code][0];
   const body = JSON.stringify(problemBody({ code, detail }, randomUUID()));
-  return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}; charset=utf-8\r\n`
-    + `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}; charset=utf-8\r\n` + `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
 }
 
 /**
@@ -57,16 +56,17 @@ function refuseExpectation(req: IncomingMessage, res: ServerResponse): void {
  */
 export function installRefusals(app: FastifyInstance): void {
   let closing = false;
-  app.addHook('preClose', (done) => { closing = true; done(); });
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
   app.server.on('checkExpectation', refuseExpectation);
   app.addHook('onRequest', (request, _reply, done) => {
     if (closing) {
-      done(httpError('SERVICE_UNAVAILABLE', 'the server is shutting down; retry on a new connection',
-        { headers: { 'retry-after': String(CLOSING_RETRY_AFTER_SECONDS), connection: 'close' } }));
+      done(httpError('SERVICE_UNAVAILABLE', 'the server is shutting down; retry on a new connection', { headers: { 'retry-after': String(CLOSING_RETRY_AFTER_SECONDS), connection: 'close' } }));
     } else if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
       // RFC 9112 3.2: a server must answer 400 to an HTTP/1.1 request without Host
-      done(httpError('VALIDATION_FAILED', 'an HTTP/1.1 request needs a Host header',
-        { errors: [{ path: '/headers/host', message: 'is required' }], headers: { connection: 'close' } }));
+      done(httpError('VALIDATION_FAILED', 'an HTTP/1.1 request needs a Host header', { errors: [{ path: '/headers/host', message: 'is required' }], headers: { connection: 'close' } }));
     } else {
       done();
     }

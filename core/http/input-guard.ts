@@ -16,7 +16,6 @@ function unstorable(s: string): string | undefined {
   return undefined;
 }
 
-
 // the common text has neither NUL nor any surrogate, and one regex test says so
 // eslint-disable-next-line no-control-regex -- NUL is what it looks for
 const SUSPECT = /[\u0000\ud800-\udfff]/;
@@ -42,7 +41,10 @@ export function unstorableErrors(value: unknown, path = '', depth = 0, out: Fiel
     const fault = unstorable(value);
     if (fault) out.push({ path: path || '/', message: `must not contain ${fault}` });
   } else if (value !== null && typeof value === 'object') {
-    if (depth > MAX_JSON_DEPTH) { out.push({ path: path || '/', message: `nests deeper than ${MAX_JSON_DEPTH} levels` }); return out; }
+    if (depth > MAX_JSON_DEPTH) {
+      out.push({ path: path || '/', message: `nests deeper than ${MAX_JSON_DEPTH} levels` });
+      return out;
+    }
     for (const k of Object.keys(value)) {
       const child = `${path}/${escapePointer(k)}`;
       const fault = unstorable(k);
@@ -55,7 +57,7 @@ export function unstorableErrors(value: unknown, path = '', depth = 0, out: Fiel
 
 const PARTS = ['params', 'querystring', 'body'] as const;
 
-function inputOf(request: FastifyRequest, part: typeof PARTS[number]): unknown {
+function inputOf(request: FastifyRequest, part: (typeof PARTS)[number]): unknown {
   return part === 'querystring' ? request.query : request[part];
 }
 
@@ -63,7 +65,10 @@ function inputOf(request: FastifyRequest, part: typeof PARTS[number]): unknown {
 export function installInputGuard(app: FastifyInstance): void {
   app.addHook('preValidation', (request, _reply, done) => {
     // no route: a 404 whatever the request carries
-    if (request.is404) { done(); return; }
+    if (request.is404) {
+      done();
+      return;
+    }
     for (const part of PARTS) {
       const input = inputOf(request, part);
       if (clean(input, 0)) continue;

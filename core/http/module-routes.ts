@@ -37,9 +37,11 @@ export function registerModuleRoutes(app: FastifyInstance, kernel: Kernel, modul
 function registerCustomRoute(app: FastifyInstance, kernel: Kernel, module: LoadedModule, route: CustomRoute, index: number): void {
   const handler = module.plugin?.handlers?.[route.handler];
   if (!handler) throw new ManifestError(module.file, `/routes/${index}/handler`, `plugins/${module.manifest.id}/index.ts exports no handler "${route.handler}"`);
-  if (typeof handler.handle !== 'function') throw new ManifestError(module.file, `/routes/${index}/handler`, `plugins/${module.manifest.id}/index.ts: "${route.handler}" is no handler (make it with handler() from core/plugin-api.ts)`);
+  if (typeof handler.handle !== 'function')
+    throw new ManifestError(module.file, `/routes/${index}/handler`, `plugins/${module.manifest.id}/index.ts: "${route.handler}" is no handler (make it with handler() from core/plugin-api.ts)`);
   // schemas are declared once: in the handler (TypeBox, typing its request) or in the manifest
-  if (route.schema && Object.keys(handler.schema).length) throw new ManifestError(module.file, `/routes/${index}/schema`, `the schemas of "${route.handler}" are declared in its handler too; keep one`);
+  if (route.schema && Object.keys(handler.schema).length)
+    throw new ManifestError(module.file, `/routes/${index}/schema`, `the schemas of "${route.handler}" are declared in its handler too; keep one`);
   if (route.auth && !kernel.authenticators.has(route.auth)) throw new ManifestError(module.file, `/routes/${index}/auth`, `no plugin exports an authenticator "${route.auth}"`);
   const subject = kernel.models.get(route.access.subject);
   const schema = (route.schema ?? handler.schema) as NonNullable<CustomRoute['schema']>;
@@ -49,7 +51,9 @@ function registerCustomRoute(app: FastifyInstance, kernel: Kernel, module: Loade
     config: { access: { auth: route.auth ? 'module' : 'user', authenticator: route.auth, admin: route.admin, company: subject?.scope === 'company', can: route.access } },
     schema: {
       operationId: `${camel(module.manifest.id)}${route.handler[0].toUpperCase()}${route.handler.slice(1)}`,
-      tags: [module.manifest.name], summary: route.summary, security: [{ [route.auth ?? 'bearerAuth']: [] }],
+      tags: [module.manifest.name],
+      summary: route.summary,
+      security: [{ [route.auth ?? 'bearerAuth']: [] }],
       ...(schema.params ? { params: schema.params } : {}),
       // none declared: an unknown query parameter is a 400, as on every generated route
       querystring: schema.querystring ?? { type: 'object', properties: {}, additionalProperties: false },

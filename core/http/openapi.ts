@@ -36,9 +36,11 @@ export async function installOpenApi(app: FastifyInstance, kernel: Kernel): Prom
     openapi: {
       openapi: '3.1.0',
       info: {
-        title: 'Plinth API', version: '0.1.0',
-        description: 'Multi-tenant business platform. Log in with POST /api/auth/login, then send Authorization: Bearer <accessToken>. '
-          + 'Company data is scoped to X-Company-Id (default: your primary company). Errors are RFC 9457 problem details.',
+        title: 'Plinth API',
+        version: '0.1.0',
+        description:
+          'Multi-tenant business platform. Log in with POST /api/auth/login, then send Authorization: Bearer <accessToken>. ' +
+          'Company data is scoped to X-Company-Id (default: your primary company). Errors are RFC 9457 problem details.',
         license: { name: 'UNLICENSED', identifier: 'UNLICENSED' },
       },
       servers: [{ url: '/', description: 'this server' }],

@@ -9,27 +9,47 @@ import { TENANT_ID_PATTERN, PLATFORM_TENANT, type Tenant } from '../tenancy/regi
 import { httpError } from '../errors.ts';
 import { problemResponses } from './problem.ts';
 
-const TenantSchema = Type.Object({
-  id: Type.String(), name: Type.String(), connectionKey: Type.String(), schema: Type.String(),
-  status: Type.Unsafe<string>({ type: 'string', enum: ['active', 'suspended'] }),
-  defaultLanguage: Type.String(), createdAt: Type.String({ format: 'date-time' }),
-}, { $id: 'PlatformTenant', additionalProperties: false });
+const TenantSchema = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    connectionKey: Type.String(),
+    schema: Type.String(),
+    status: Type.Unsafe<string>({ type: 'string', enum: ['active', 'suspended'] }),
+    defaultLanguage: Type.String(),
+    createdAt: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'PlatformTenant', additionalProperties: false },
+);
 
-const TenantList = Type.Object({
-  items: Type.Array(Type.Ref('PlatformTenant')), page: Type.Integer(), size: Type.Integer(), total: Type.Integer(),
-}, { $id: 'PlatformTenantList', additionalProperties: false });
+const TenantList = Type.Object(
+  {
+    items: Type.Array(Type.Ref('PlatformTenant')),
+    page: Type.Integer(),
+    size: Type.Integer(),
+    total: Type.Integer(),
+  },
+  { $id: 'PlatformTenantList', additionalProperties: false },
+);
 
-const TenantCreate = Type.Object({
-  id: Type.String({ pattern: TENANT_ID_PATTERN, description: 'lower-case slug; names the schema tenant_<id>' }),
-  name: Type.String({ minLength: 1, maxLength: 200 }),
-  connectionKey: Type.Optional(Type.String({ pattern: '^[a-z0-9_]{1,40}$', description: 'database connection (default main)' })),
-  defaultLanguage: Type.Optional(Type.String({ pattern: '^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$' })),
-  company: Type.Object({ code: Type.String({ minLength: 1, maxLength: 40 }), name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }),
-  admin: Type.Object({
-    email: Type.String({ format: 'email', maxLength: 254 }), name: Type.String({ minLength: 1, maxLength: 200 }),
-    password: Type.String({ minLength: 8, maxLength: 1024 }),
-  }, { additionalProperties: false }),
-}, { $id: 'PlatformTenantCreate', additionalProperties: false });
+const TenantCreate = Type.Object(
+  {
+    id: Type.String({ pattern: TENANT_ID_PATTERN, description: 'lower-case slug; names the schema tenant_<id>' }),
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    connectionKey: Type.Optional(Type.String({ pattern: '^[a-z0-9_]{1,40}$', description: 'database connection (default main)' })),
+    defaultLanguage: Type.Optional(Type.String({ pattern: '^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$' })),
+    company: Type.Object({ code: Type.String({ minLength: 1, maxLength: 40 }), name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }),
+    admin: Type.Object(
+      {
+        email: Type.String({ format: 'email', maxLength: 254 }),
+        name: Type.String({ minLength: 1, maxLength: 200 }),
+        password: Type.String({ minLength: 8, maxLength: 1024 }),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { $id: 'PlatformTenantCreate', additionalProperties: false },
+);
 
 const present = (t: Tenant) => ({ id: t.id, name: t.name, connectionKey: t.connectionKey, schema: t.schema, status: t.status, defaultLanguage: t.defaultLanguage, createdAt: t.createdAt });
 
@@ -40,68 +60,102 @@ export function registerPlatformRoutes(app: FastifyInstance, kernel: Kernel): vo
   const errors = problemResponses([400, 401, 403, 429, 500, 503]);
   const IdParams = Type.Object({ id: Type.String({ pattern: TENANT_ID_PATTERN }) }, { additionalProperties: false });
 
-  app.post('/api/platform/tenants', {
-    config: { access },
-    schema: {
-      operationId: 'platformCreateTenant', tags, summary: 'Provision a tenant: schema, tables, built-in roles, first company and admin (idempotent)',
-      security: [{ bearerAuth: [] }], body: Type.Ref('PlatformTenantCreate'),
-      response: { 200: Type.Ref('PlatformTenant'), 201: Type.Ref('PlatformTenant'), ...errors, ...problemResponses([409]) },
+  app.post(
+    '/api/platform/tenants',
+    {
+      config: { access },
+      schema: {
+        operationId: 'platformCreateTenant',
+        tags,
+        summary: 'Provision a tenant: schema, tables, built-in roles, first company and admin (idempotent)',
+        security: [{ bearerAuth: [] }],
+        body: Type.Ref('PlatformTenantCreate'),
+        response: { 200: Type.Ref('PlatformTenant'), 201: Type.Ref('PlatformTenant'), ...errors, ...problemResponses([409]) },
+      },
     },
-  }, async (request, reply) => {
-    const body = request.body as ProvisionInput;
-    if (body.id === PLATFORM_TENANT) throw httpError('CONFLICT', 'the platform tenant is reserved');
-    if (body.connectionKey && !kernel.dbs.orms.has(body.connectionKey)) {
-      throw httpError('VALIDATION_FAILED', `no database connection "${body.connectionKey}"`, { errors: [{ path: '/connectionKey', message: 'is not a configured connection' }] });
-    }
-    const result = await provisionTenant(kernel, body);
-    reply.header('location', `/api/platform/tenants/${result.tenant.id}`);
-    return reply.code(result.created ? 201 : 200).send(present(result.tenant));
-  });
+    async (request, reply) => {
+      const body = request.body as ProvisionInput;
+      if (body.id === PLATFORM_TENANT) throw httpError('CONFLICT', 'the platform tenant is reserved');
+      if (body.connectionKey && !kernel.dbs.orms.has(body.connectionKey)) {
+        throw httpError('VALIDATION_FAILED', `no database connection "${body.connectionKey}"`, { errors: [{ path: '/connectionKey', message: 'is not a configured connection' }] });
+      }
+      const result = await provisionTenant(kernel, body);
+      reply.header('location', `/api/platform/tenants/${result.tenant.id}`);
+      return reply.code(result.created ? 201 : 200).send(present(result.tenant));
+    },
+  );
 
-  app.get('/api/platform/tenants', {
-    config: { access },
-    schema: {
-      operationId: 'platformListTenants', tags, summary: 'List tenants', security: [{ bearerAuth: [] }],
-      querystring: Type.Object({ page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })), size: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 50 })) }, { additionalProperties: false }),
-      response: { 200: Type.Ref('PlatformTenantList'), ...errors },
+  app.get(
+    '/api/platform/tenants',
+    {
+      config: { access },
+      schema: {
+        operationId: 'platformListTenants',
+        tags,
+        summary: 'List tenants',
+        security: [{ bearerAuth: [] }],
+        querystring: Type.Object(
+          { page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })), size: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 50 })) },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Ref('PlatformTenantList'), ...errors },
+      },
     },
-  }, async (request) => {
-    const { page = 1, size = 50 } = request.query as { page?: number; size?: number };
-    await kernel.tenants.reload();
-    const all = kernel.tenants.list();
-    return { items: all.slice((page - 1) * size, page * size).map(present), page, size, total: all.length };
-  });
+    async (request) => {
+      const { page = 1, size = 50 } = request.query as { page?: number; size?: number };
+      await kernel.tenants.reload();
+      const all = kernel.tenants.list();
+      return { items: all.slice((page - 1) * size, page * size).map(present), page, size, total: all.length };
+    },
+  );
 
-  app.get('/api/platform/tenants/:id', {
-    config: { access },
-    schema: {
-      operationId: 'platformGetTenant', tags, summary: 'Read one tenant', security: [{ bearerAuth: [] }], params: IdParams,
-      response: { 200: Type.Ref('PlatformTenant'), ...errors, ...problemResponses([404]) },
+  app.get(
+    '/api/platform/tenants/:id',
+    {
+      config: { access },
+      schema: {
+        operationId: 'platformGetTenant',
+        tags,
+        summary: 'Read one tenant',
+        security: [{ bearerAuth: [] }],
+        params: IdParams,
+        response: { 200: Type.Ref('PlatformTenant'), ...errors, ...problemResponses([404]) },
+      },
     },
-  }, async (request) => {
-    const t = await kernel.tenants.find((request.params as { id: string }).id);
-    if (!t) throw httpError('NOT_FOUND', 'no such tenant');
-    return present(t);
-  });
+    async (request) => {
+      const t = await kernel.tenants.find((request.params as { id: string }).id);
+      if (!t) throw httpError('NOT_FOUND', 'no such tenant');
+      return present(t);
+    },
+  );
 
   // Suspending takes effect at once: every request checks the tenant's status
   // (other processes drop their cached copy on NOTIFY), so its tokens stop working.
-  for (const [verb, status] of [['suspend', 'suspended'], ['resume', 'active']] as const) {
-    app.post(`/api/platform/tenants/:id/${verb}`, {
-      config: { access },
-      schema: {
-        operationId: `platform${verb[0].toUpperCase()}${verb.slice(1)}Tenant`, tags,
-        summary: verb === 'suspend' ? 'Suspend a tenant: its users are refused at once (403 TENANT_UNAVAILABLE); idempotent' : 'Resume a suspended tenant; idempotent',
-        security: [{ bearerAuth: [] }], params: IdParams,
-        response: { 200: Type.Ref('PlatformTenant'), ...errors, ...problemResponses([404, 409]) },
+  for (const [verb, status] of [
+    ['suspend', 'suspended'],
+    ['resume', 'active'],
+  ] as const) {
+    app.post(
+      `/api/platform/tenants/:id/${verb}`,
+      {
+        config: { access },
+        schema: {
+          operationId: `platform${verb[0].toUpperCase()}${verb.slice(1)}Tenant`,
+          tags,
+          summary: verb === 'suspend' ? 'Suspend a tenant: its users are refused at once (403 TENANT_UNAVAILABLE); idempotent' : 'Resume a suspended tenant; idempotent',
+          security: [{ bearerAuth: [] }],
+          params: IdParams,
+          response: { 200: Type.Ref('PlatformTenant'), ...errors, ...problemResponses([404, 409]) },
+        },
       },
-    }, async (request) => {
-      const { id } = request.params as { id: string };
-      if (id === PLATFORM_TENANT) throw httpError('CONFLICT', 'the platform tenant cannot be suspended or resumed');
-      const t = await kernel.tenants.find(id);
-      if (!t) throw httpError('NOT_FOUND', 'no such tenant');
-      await kernel.tenants.setStatus(id, status);
-      return present({ ...t, status });
-    });
+      async (request) => {
+        const { id } = request.params as { id: string };
+        if (id === PLATFORM_TENANT) throw httpError('CONFLICT', 'the platform tenant cannot be suspended or resumed');
+        const t = await kernel.tenants.find(id);
+        if (!t) throw httpError('NOT_FOUND', 'no such tenant');
+        await kernel.tenants.setStatus(id, status);
+        return present({ ...t, status });
+      },
+    );
   }
 }

@@ -8,16 +8,19 @@ import { isDatabaseUnavailable, RETRY_AFTER_SECONDS } from '../db/failures.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
-export const ProblemSchema = Type.Object({
-  type: Type.String({ description: 'URI naming the problem type' }),
-  title: Type.String(),
-  status: Type.Integer(),
-  detail: Type.Optional(Type.String()),
-  instance: Type.Optional(Type.String({ description: 'the request path' })),
-  code: Type.Unsafe<string>({ type: 'string', enum: Object.keys(ERRORS), description: 'stable machine-readable code' }),
-  requestId: Type.String(),
-  errors: Type.Optional(Type.Array(Type.Object({ path: Type.String({ description: 'JSON pointer into the request part' }), message: Type.String() }, { additionalProperties: false }))),
-}, { $id: 'Problem', title: 'Problem details (RFC 9457)', additionalProperties: false });
+export const ProblemSchema = Type.Object(
+  {
+    type: Type.String({ description: 'URI naming the problem type' }),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.Optional(Type.String()),
+    instance: Type.Optional(Type.String({ description: 'the request path' })),
+    code: Type.Unsafe<string>({ type: 'string', enum: Object.keys(ERRORS), description: 'stable machine-readable code' }),
+    requestId: Type.String(),
+    errors: Type.Optional(Type.Array(Type.Object({ path: Type.String({ description: 'JSON pointer into the request part' }), message: Type.String() }, { additionalProperties: false }))),
+  },
+  { $id: 'Problem', title: 'Problem details (RFC 9457)', additionalProperties: false },
+);
 
 const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_BODY_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
@@ -31,9 +34,28 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_BAD_URL: 'VALIDATION_FAILED',
   FST_ERR_MAX_PARAM_LENGTH: 'VALIDATION_FAILED',
 };
-const BY_STATUS: Record<number, ErrorCode> = { 400: 'VALIDATION_FAILED', 401: 'UNAUTHENTICATED', 403: 'FORBIDDEN', 404: 'NOT_FOUND', 405: 'METHOD_NOT_ALLOWED', 406: 'NOT_ACCEPTABLE', 408: 'REQUEST_TIMEOUT', 409: 'CONFLICT', 412: 'PRECONDITION_FAILED', 413: 'PAYLOAD_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE', 417: 'EXPECTATION_FAILED', 429: 'RATE_LIMITED', 431: 'HEADERS_TOO_LARGE' };
+const BY_STATUS: Record<number, ErrorCode> = {
+  400: 'VALIDATION_FAILED',
+  401: 'UNAUTHENTICATED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  406: 'NOT_ACCEPTABLE',
+  408: 'REQUEST_TIMEOUT',
+  409: 'CONFLICT',
+  412: 'PRECONDITION_FAILED',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  417: 'EXPECTATION_FAILED',
+  429: 'RATE_LIMITED',
+  431: 'HEADERS_TOO_LARGE',
+};
 
-export interface Mapped { code: ErrorCode; detail?: string; errors?: FieldError[] }
+export interface Mapped {
+  code: ErrorCode;
+  detail?: string;
+  errors?: FieldError[];
+}
 
 function fromValidation(err: FastifyError): Mapped {
   const part = err.validationContext ?? 'body';
@@ -41,7 +63,7 @@ function fromValidation(err: FastifyError): Mapped {
     const p = v.params as Record<string, string>;
     const child = p.missingProperty ?? p.additionalProperty;
     const path = `${v.instancePath}${child ? `/${child}` : ''}` || '/';
-    const message = v.keyword === 'additionalProperties' ? 'is not a known field' : v.keyword === 'required' ? 'is required' : v.message ?? 'is invalid';
+    const message = v.keyword === 'additionalProperties' ? 'is not a known field' : v.keyword === 'required' ? 'is required' : (v.message ?? 'is invalid');
     return { path, message };
   });
   return { code: 'VALIDATION_FAILED', detail: `invalid ${part}: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}`, errors };
@@ -82,15 +104,22 @@ const typeUri = (code: ErrorCode) => `https://plinth.dev/problems/${code.toLower
 export function problemBody(m: Mapped, requestId: string, instance?: string): Record<string, unknown> {
   const status = ERRORS[m.code][0];
   return {
-    type: typeUri(m.code), title: titleOf(m.code), status,
+    type: typeUri(m.code),
+    title: titleOf(m.code),
+    status,
     detail: m.code === 'INTERNAL' ? ERRORS.INTERNAL[2] : m.detail,
-    ...(instance === undefined ? {} : { instance }), code: m.code, requestId,
+    ...(instance === undefined ? {} : { instance }),
+    code: m.code,
+    requestId,
     ...(m.errors?.length ? { errors: m.errors } : {}),
   };
 }
 
 function sendProblem(request: FastifyRequest, reply: FastifyReply, m: Mapped): FastifyReply {
-  return reply.code(ERRORS[m.code][0]).type(PROBLEM_CONTENT_TYPE).send(problemBody(m, String(request.id), request.url.split('?')[0]));
+  return reply
+    .code(ERRORS[m.code][0])
+    .type(PROBLEM_CONTENT_TYPE)
+    .send(problemBody(m, String(request.id), request.url.split('?')[0]));
 }
 
 /** Logs a database error without its SQL or parameters (they may hold secrets). */
@@ -129,8 +158,16 @@ export function installProblemHandling(app: FastifyInstance): void {
 
 /** Response schemas for the errors a route can answer, as problem+json; the description names each code. */
 export function problemResponses(statuses: number[]): Record<number, unknown> {
-  return Object.fromEntries(statuses.map((s) => [s, {
-    description: Object.entries(ERRORS).filter(([, [st]]) => st === s).map(([code, [, title]]) => `${title} (${code})`).join(' / '),
-    content: { [PROBLEM_CONTENT_TYPE]: { schema: Type.Ref('Problem') } },
-  }]));
+  return Object.fromEntries(
+    statuses.map((s) => [
+      s,
+      {
+        description: Object.entries(ERRORS)
+          .filter(([, [st]]) => st === s)
+          .map(([code, [, title]]) => `${title} (${code})`)
+          .join(' / '),
+        content: { [PROBLEM_CONTENT_TYPE]: { schema: Type.Ref('Problem') } },
+      },
+    ]),
+  );
 }

@@ -26,7 +26,9 @@ export interface RouteAccess {
 }
 
 declare module 'fastify' {
-  interface FastifyContextConfig { access?: RouteAccess }
+  interface FastifyContextConfig {
+    access?: RouteAccess;
+  }
   interface FastifyRequest {
     /** a user's token claims; null for other principals */
     caller: Claims | null;
@@ -79,7 +81,10 @@ export function installRequestContext(app: FastifyInstance, kernel: Kernel, toke
     if (tenant.status !== 'active') throw httpError('TENANT_UNAVAILABLE', `tenant ${tenant.id} is ${tenant.status}`);
     if (access.auth === 'platform' && tenant.id !== PLATFORM_TENANT) throw httpError('PLATFORM_ONLY');
     request.tenant = tenant;
-    if (access.admin) { requireRole(claims); requireAdmin(claims); }
+    if (access.admin) {
+      requireRole(claims);
+      requireAdmin(claims);
+    }
     // 3. which company: X-Company-Id, one of the caller's companies
     request.companyId = resolveCompany(request, claims, access.company === true);
     // 4. what may they do: the CASL ability for their roles (its conditions become SQL in data/scope.ts)
@@ -107,7 +112,7 @@ export function installRequestContext(app: FastifyInstance, kernel: Kernel, toke
     request.tenant = tenant;
     request.principal = found.principal;
     const header = request.headers['x-company-id'];
-    const companyId = typeof header === 'string' ? header.toLowerCase() : found.companyId ?? found.principal.companyIds[0] ?? null;
+    const companyId = typeof header === 'string' ? header.toLowerCase() : (found.companyId ?? found.principal.companyIds[0] ?? null);
     if (header !== undefined && (typeof header !== 'string' || !found.principal.companyIds.includes(companyId!))) throw httpError('COMPANY_FORBIDDEN');
     if (access.company && !companyId) throw httpError('COMPANY_REQUIRED');
     request.companyId = companyId;

@@ -27,11 +27,17 @@ const OPTIONS = {
 function helmetHeaders(): Record<string, string> {
   const headers: Record<string, string> = {};
   const res = {
-    setHeader(name: string, value: unknown) { headers[name.toLowerCase()] = String(value); },
-    removeHeader(name: string) { delete headers[name.toLowerCase()]; },
+    setHeader(name: string, value: unknown) {
+      headers[name.toLowerCase()] = String(value);
+    },
+    removeHeader(name: string) {
+      delete headers[name.toLowerCase()];
+    },
   };
   let failure: unknown;
-  helmet(OPTIONS)({} as never, res as never, (err?: unknown) => { failure = err; });
+  helmet(OPTIONS)({} as never, res as never, (err?: unknown) => {
+    failure = err;
+  });
   if (failure) throw failure;
   return headers;
 }
@@ -49,7 +55,10 @@ const API_HEADERS: Readonly<Record<string, string>> = Object.freeze({
 });
 
 export function installSecurityHeaders(app: FastifyInstance): void {
-  app.addHook('onRequest', (_request, reply, done) => { reply.headers(API_HEADERS); done(); });
+  app.addHook('onRequest', (_request, reply, done) => {
+    reply.headers(API_HEADERS);
+    done();
+  });
   app.addHook('onSend', (_request, reply, payload, done) => {
     const type = reply.getHeader('content-type');
     if (typeof type === 'string' && type.startsWith('text/html')) reply.headers(PAGE_HEADERS);

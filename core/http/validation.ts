@@ -30,10 +30,19 @@ function canonicalText(schema: AnySchema, validate: Validate): Validate {
     for (const [name, type, re] of checks) {
       const v = input?.[name];
       if (typeof v === 'string' && !re.test(v)) {
-        errors.push({ instancePath: `/${name}`, schemaPath: `#/properties/${name}/type`, keyword: 'type', params: { type }, message: `must be ${type === 'boolean' ? 'true or false' : `a plain ${type}`}` });
+        errors.push({
+          instancePath: `/${name}`,
+          schemaPath: `#/properties/${name}/type`,
+          keyword: 'type',
+          params: { type },
+          message: `must be ${type === 'boolean' ? 'true or false' : `a plain ${type}`}`,
+        });
       }
     }
-    if (errors.length) { wrapped.errors = errors; return false; }
+    if (errors.length) {
+      wrapped.errors = errors;
+      return false;
+    }
     const ok = validate(data);
     wrapped.errors = validate.errors;
     return ok;
@@ -58,9 +67,7 @@ export function installValidators(app: FastifyInstance, shared: () => AnySchema[
     const key = `${strict}:${JSON.stringify(schema)}`;
     let validate = cache.get(key);
     if (!validate) {
-      validate = strict
-        ? (body ??= make(false)).compile(schema as AnySchema) as Validate
-        : canonicalText(schema as AnySchema, (text ??= make(true)).compile(schema as AnySchema) as Validate);
+      validate = strict ? ((body ??= make(false)).compile(schema as AnySchema) as Validate) : canonicalText(schema as AnySchema, (text ??= make(true)).compile(schema as AnySchema) as Validate);
       cache.set(key, validate);
     }
     return validate;

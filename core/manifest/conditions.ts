@@ -6,17 +6,20 @@ import { escapePointer } from './field-rules.ts';
 
 /** Comparison operators on one field (data/scope.ts compiles exactly these: its table is typed by this list). */
 export const FIELD_OPERATORS = ['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin'] as const;
-export type FieldOperator = typeof FIELD_OPERATORS[number];
+export type FieldOperator = (typeof FIELD_OPERATORS)[number];
 /** Operators that combine conditions; $exists relates another entity's rows (see data/scope.ts). */
 export const LOGICAL_OPERATORS = ['$and', '$or', '$not', '$exists'] as const;
 /** Columns every entity has beside its manifest fields (companyId: company-scoped ones). */
 export const KERNEL_FIELDS = ['id', 'createdAt', 'updatedAt', 'version'] as const;
-export type KernelField = typeof KERNEL_FIELDS[number] | 'companyId';
+export type KernelField = (typeof KERNEL_FIELDS)[number] | 'companyId';
 
 const FIELD_OPS = new Set<string>(FIELD_OPERATORS);
 const LIST_OPS = new Set(['$in', '$nin']);
 
-export interface ConditionFault { pointer: string; message: string }
+export interface ConditionFault {
+  pointer: string;
+  message: string;
+}
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 // "${user.companyIds}" stands for a list of the caller's values

@@ -16,7 +16,10 @@ const INT4 = { min: -2147483648, max: 2147483647 };
 // eslint-disable-next-line no-control-regex -- control characters are what it looks for
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
-export interface FieldFault { key?: string; reason: string }
+export interface FieldFault {
+  key?: string;
+  reason: string;
+}
 
 export const escapePointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 
@@ -61,7 +64,13 @@ export function checkFieldRules(name: string, f: ManifestField, scope: 'tenant' 
   }
   if (f.readOnly && f.internal) return at('readOnly', 'an internal field is neither read nor written through the API');
   if (f.readOnly && f.required && f.default === undefined) return at('readOnly', 'a required read-only field needs a "default": no request can set it');
-  if (f.pattern !== undefined) { try { new RegExp(f.pattern, 'u'); } catch { return at('pattern', '"pattern" is not a valid regular expression'); } }
+  if (f.pattern !== undefined) {
+    try {
+      new RegExp(f.pattern, 'u');
+    } catch {
+      return at('pattern', '"pattern" is not a valid regular expression');
+    }
+  }
   return undefined;
 }
 

@@ -11,7 +11,10 @@ import { snake, tableName } from '../model/entity-model.ts';
 import { Formula } from '../crud/decimal.ts';
 import { conditionFaults, KERNEL_FIELDS } from './conditions.ts';
 
-export interface LoadedManifest { manifest: Manifest; file: string }
+export interface LoadedManifest {
+  manifest: Manifest;
+  file: string;
+}
 
 const ajv = new Ajv({ allErrors: true, strict: false });
 const validateShape = ajv.compile(ManifestSchema);
@@ -35,7 +38,9 @@ export async function loadManifests(dir: string): Promise<LoadedManifest[]> {
 
 export function parseManifest(text: string, file: string): Manifest {
   let data: unknown;
-  try { data = JSON.parse(text); } catch (err) {
+  try {
+    data = JSON.parse(text);
+  } catch (err) {
     throw new ManifestError(file, '', `is not valid JSON: ${(err as Error).message}`);
   }
   if (!validateShape(data)) {
@@ -65,8 +70,7 @@ function bestError(all: ErrorObject[]): ErrorObject {
   const unions = all.filter((e) => e.keyword === 'anyOf').sort((a, b) => a.schemaPath.length - b.schemaPath.length);
   for (const u of unions) {
     if (!errors.includes(u)) continue;
-    const inUnion = (e: ErrorObject) => e.schemaPath.startsWith(`${u.schemaPath}/`)
-      && (e.instancePath === u.instancePath || e.instancePath.startsWith(`${u.instancePath}/`));
+    const inUnion = (e: ErrorObject) => e.schemaPath.startsWith(`${u.schemaPath}/`) && (e.instancePath === u.instancePath || e.instancePath.startsWith(`${u.instancePath}/`));
     const branches = new Map<string, ErrorObject[]>();
     for (const e of errors.filter(inUnion)) {
       const branch = e.schemaPath.slice(u.schemaPath.length + 1).split('/')[0];
@@ -99,9 +103,11 @@ function checkEntity(m: Manifest, entity: ManifestEntity, file: string, at: stri
     throw new ManifestError(file, `${at}/name`, `the table name "${table}" is longer than PostgreSQL's ${MAX_IDENTIFIER} characters: set a shorter "table"`);
   }
   const companyScoped = entity.scope === 'company';
-  (entity.unique ?? []).forEach((key, i) => key.forEach((field, j) => {
-    if (!(field in entity.fields) && !(companyScoped && field === 'companyId')) throw new ManifestError(file, `${at}/unique/${i}/${j}`, `unknown field "${field}"`);
-  }));
+  (entity.unique ?? []).forEach((key, i) =>
+    key.forEach((field, j) => {
+      if (!(field in entity.fields) && !(companyScoped && field === 'companyId')) throw new ManifestError(file, `${at}/unique/${i}/${j}`, `unknown field "${field}"`);
+    }),
+  );
   (entity.listColumns ?? []).forEach((field, i) => {
     if (!(field in entity.fields)) throw new ManifestError(file, `${at}/listColumns/${i}`, `unknown field "${field}"`);
   });
@@ -126,7 +132,11 @@ function checkDerived(m: Manifest, entity: ManifestEntity, file: string, at: str
     if (f.formula !== undefined && f.sum !== undefined) throw new ManifestError(file, `${ptr}/sum`, 'a field has a "formula" or a "sum", not both');
     if (f.formula !== undefined) {
       let formula: Formula;
-      try { formula = new Formula(f.formula); } catch (err) { throw new ManifestError(file, `${ptr}/formula`, `is no formula: ${(err as Error).message}`); }
+      try {
+        formula = new Formula(f.formula);
+      } catch (err) {
+        throw new ManifestError(file, `${ptr}/formula`, `is no formula: ${(err as Error).message}`);
+      }
       const names = Object.keys(entity.fields);
       for (const used of formula.fields) {
         const g = entity.fields[used];
@@ -147,8 +157,12 @@ function checkDerived(m: Manifest, entity: ManifestEntity, file: string, at: str
     const field = entity.fields[tr.field];
     if (field?.type !== 'enum') throw new ManifestError(file, `${at}/transitions/field`, `"${tr.field}" is no enum field of ${entity.name}`);
     const known = new Set(field.values);
-    const states: [string, string[]][] = [['initial', tr.initial], ['lockedIn', tr.lockedIn ?? []], ['reserved', tr.reserved ?? []],
-      ...Object.entries(tr.moves).map(([from, to]): [string, string[]] => [`moves/${escapePointer(from)}`, [from, ...to]])];
+    const states: [string, string[]][] = [
+      ['initial', tr.initial],
+      ['lockedIn', tr.lockedIn ?? []],
+      ['reserved', tr.reserved ?? []],
+      ...Object.entries(tr.moves).map(([from, to]): [string, string[]] => [`moves/${escapePointer(from)}`, [from, ...to]]),
+    ];
     for (const [key, list] of states) {
       const bad = list.find((s) => !known.has(s));
       if (bad !== undefined) throw new ManifestError(file, `${at}/transitions/${key}`, `"${bad}" is not a value of ${tr.field}`);
@@ -210,8 +224,14 @@ function checkAcrossModules(loaded: LoadedManifest[]): void {
     (m.entities ?? []).forEach((e, i) => {
       if (entityOwner.has(e.name)) throw new ManifestError(file, `/entities/${i}/name`, `entity "${e.name}" is already declared by module "${entityOwner.get(e.name)}"`);
       entityOwner.set(e.name, m.id);
-      entityFields.set(e.name, new Map([...KERNEL_FIELDS, ...(e.scope === 'company' ? ['companyId'] : [])].map((k) => [k, true] as [string, boolean])
-        .concat(Object.entries(e.fields).map(([k, f]) => [k, !(f.type === 'json' || f.translatable || f.secret)]))));
+      entityFields.set(
+        e.name,
+        new Map(
+          [...KERNEL_FIELDS, ...(e.scope === 'company' ? ['companyId'] : [])]
+            .map((k) => [k, true] as [string, boolean])
+            .concat(Object.entries(e.fields).map(([k, f]) => [k, !(f.type === 'json' || f.translatable || f.secret)])),
+        ),
+      );
       const table = tableName(m.id, e);
       if (tableOwner.has(table)) throw new ManifestError(file, `/entities/${i}/${e.table ? 'table' : 'name'}`, `table "${table}" is already used by entity "${tableOwner.get(table)}"`);
       tableOwner.set(table, e.name);
@@ -231,11 +251,14 @@ function checkAcrossModules(loaded: LoadedManifest[]): void {
     const entityNames = new Set((m.entities ?? []).map((e) => e.name));
     // subjects that are no entity (a page): this module's and its dependencies'
     const pages = new Set([...visible].flatMap((id) => modules.get(id)?.manifest.subjects ?? []));
-    (m.entities ?? []).forEach((e, i) => Object.entries(e.fields).forEach(([name, f]) => {
-      if (f.type !== 'ref') return;
-      const owner = entityOwner.get(f.entity!);
-      if (!owner || !visible.has(owner)) throw new ManifestError(file, `/entities/${i}/fields/${escapePointer(name)}/entity`, `references entity "${f.entity}", which neither this module nor its dependencies declare`);
-    }));
+    (m.entities ?? []).forEach((e, i) =>
+      Object.entries(e.fields).forEach(([name, f]) => {
+        if (f.type !== 'ref') return;
+        const owner = entityOwner.get(f.entity!);
+        if (!owner || !visible.has(owner))
+          throw new ManifestError(file, `/entities/${i}/fields/${escapePointer(name)}/entity`, `references entity "${f.entity}", which neither this module nor its dependencies declare`);
+      }),
+    );
     (m.routes ?? []).forEach((r, i) => {
       const subject = 'entity' in r ? r.entity : r.access.subject;
       const ptr = 'entity' in r ? `/routes/${i}/entity` : `/routes/${i}/access/subject`;
@@ -243,26 +266,31 @@ function checkAcrossModules(loaded: LoadedManifest[]): void {
         throw new ManifestError(file, ptr, `unknown entity "${subject}"`);
       }
     });
-    (m.permissions ?? []).forEach((p, i) => p.grants.forEach((g, j) => {
-      const subjects = [g.subject].flat();
-      subjects.forEach((s, k) => {
-        const ptr = Array.isArray(g.subject) ? `/permissions/${i}/grants/${j}/subject/${k}` : `/permissions/${i}/grants/${j}/subject`;
-        if (s !== 'all' && !pages.has(s) && !entityOwner.has(s)) throw new ManifestError(file, ptr, `unknown entity "${s}"`);
-        (g.fields ?? []).forEach((f, n) => {
-          if (s !== 'all' && !entityFields.get(s)?.has(f)) throw new ManifestError(file, `/permissions/${i}/grants/${j}/fields/${n}`, `no field "${f}" on ${s}`);
+    (m.permissions ?? []).forEach((p, i) =>
+      p.grants.forEach((g, j) => {
+        const subjects = [g.subject].flat();
+        subjects.forEach((s, k) => {
+          const ptr = Array.isArray(g.subject) ? `/permissions/${i}/grants/${j}/subject/${k}` : `/permissions/${i}/grants/${j}/subject`;
+          if (s !== 'all' && !pages.has(s) && !entityOwner.has(s)) throw new ManifestError(file, ptr, `unknown entity "${s}"`);
+          (g.fields ?? []).forEach((f, n) => {
+            if (s !== 'all' && !entityFields.get(s)?.has(f)) throw new ManifestError(file, `/permissions/${i}/grants/${j}/fields/${n}`, `no field "${f}" on ${s}`);
+          });
+          if (g.conditions === undefined) return;
+          const at = `/permissions/${i}/grants/${j}/conditions`;
+          const [fault] = conditionFaults(g.conditions, s, (name) => entityFields.get(name), at);
+          if (fault) throw new ManifestError(file, fault.pointer, `${fault.message} (subject ${s})`);
         });
-        if (g.conditions === undefined) return;
-        const at = `/permissions/${i}/grants/${j}/conditions`;
-        const [fault] = conditionFaults(g.conditions, s, (name) => entityFields.get(name), at);
-        if (fault) throw new ManifestError(file, fault.pointer, `${fault.message} (subject ${s})`);
-      });
-    }));
+      }),
+    );
   }
 }
 
 function dependencyClosure(id: string, modules: Map<string, LoadedManifest>, seen = new Set<string>()): Set<string> {
   for (const dep of modules.get(id)?.manifest.dependsOn ?? []) {
-    if (!seen.has(dep)) { seen.add(dep); dependencyClosure(dep, modules, seen); }
+    if (!seen.has(dep)) {
+      seen.add(dep);
+      dependencyClosure(dep, modules, seen);
+    }
   }
   return seen;
 }

@@ -13,125 +13,193 @@ const OneOrMany = (s: ReturnType<typeof Type.String>) => Type.Union([s, Type.Arr
 
 export const FieldTypes = ['string', 'text', 'integer', 'decimal', 'boolean', 'date', 'datetime', 'enum', 'json', 'ref'] as const;
 
-export const FieldSchema = Type.Object({
-  type: Type.Enum(FieldTypes, { description: 'storage and API type' }),
-  label: Type.Optional(Type.String({ description: 'human label for forms and list columns' })),
-  description: Type.Optional(Type.String()),
-  required: Type.Optional(Type.Boolean({ description: 'must be given on create and PUT; never null' })),
-  default: Type.Optional(Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()], { description: 'value stored when a create omits the field' })),
-  maxLength: Type.Optional(Type.Integer({ minimum: 1, maximum: 10485760 })),
-  minLength: Type.Optional(Type.Integer({ minimum: 0 })),
-  pattern: Type.Optional(Type.String({ description: 'string: regular expression the value must match' })),
-  minimum: Type.Optional(Type.Number()),
-  maximum: Type.Optional(Type.Number()),
-  precision: Type.Optional(Type.Integer({ minimum: 1, maximum: 38, description: 'decimal: total digits (default 12)' })),
-  scale: Type.Optional(Type.Integer({ minimum: 0, maximum: 20, description: 'decimal: digits after the point (default 2)' })),
-  values: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, uniqueItems: true, description: 'enum: allowed values' })),
-  entity: Type.Optional(Type.String({ description: 'ref: the referenced entity name' })),
-  onDelete: Type.Optional(Type.Union([Type.Literal('restrict'), Type.Literal('cascade'), Type.Literal('setNull')], { description: 'ref: what deleting the referenced row does (default restrict: 409)' })),
-  unique: Type.Optional(Type.Boolean({ description: 'unique within the scope (company or tenant)' })),
-  index: Type.Optional(Type.Boolean()),
-  translatable: Type.Optional(Type.Boolean({ description: 'string/text stored per language' })),
-  filter: Type.Optional(Type.Boolean({ description: 'offered as a list query parameter' })),
-  sort: Type.Optional(Type.Boolean({ description: 'allowed in the list sort parameter' })),
-  search: Type.Optional(Type.Boolean({ description: 'matched by the list search parameter' })),
-  internal: Type.Optional(Type.Boolean({ description: 'stored but never read or written through the API' })),
-  secret: Type.Optional(Type.Boolean({ description: 'string/text: write-only (never in a response), encrypted at rest with the configured SECRET_KEY (AES-256-GCM); a PUT may omit it to keep the stored value' })),
-  readOnly: Type.Optional(Type.Boolean({ description: 'in responses, never accepted in a request body (set by the module or its default)' })),
-  widget: Type.Optional(Type.String({ description: 'console hint: input widget' })),
-  formula: Type.Optional(Type.String({ minLength: 1, description: 'decimal: computed on every write from the row\'s other fields (+ - * / and parentheses, exact decimal arithmetic), rounded half-up to the field\'s scale; read-only' })),
-  sum: Type.Optional(Type.Object({
-    entity: Type.String({ description: 'the child entity' }),
-    by: Type.String({ description: 'the child\'s ref field pointing at this entity' }),
-    field: Type.String({ description: 'the child\'s decimal field summed' }),
-  }, { additionalProperties: false, description: 'decimal: the sum of a field over the rows pointing at this one, recomputed in the same transaction as every write of such a row; read-only' })),
-}, { additionalProperties: false });
+export const FieldSchema = Type.Object(
+  {
+    type: Type.Enum(FieldTypes, { description: 'storage and API type' }),
+    label: Type.Optional(Type.String({ description: 'human label for forms and list columns' })),
+    description: Type.Optional(Type.String()),
+    required: Type.Optional(Type.Boolean({ description: 'must be given on create and PUT; never null' })),
+    default: Type.Optional(Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()], { description: 'value stored when a create omits the field' })),
+    maxLength: Type.Optional(Type.Integer({ minimum: 1, maximum: 10485760 })),
+    minLength: Type.Optional(Type.Integer({ minimum: 0 })),
+    pattern: Type.Optional(Type.String({ description: 'string: regular expression the value must match' })),
+    minimum: Type.Optional(Type.Number()),
+    maximum: Type.Optional(Type.Number()),
+    precision: Type.Optional(Type.Integer({ minimum: 1, maximum: 38, description: 'decimal: total digits (default 12)' })),
+    scale: Type.Optional(Type.Integer({ minimum: 0, maximum: 20, description: 'decimal: digits after the point (default 2)' })),
+    values: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, uniqueItems: true, description: 'enum: allowed values' })),
+    entity: Type.Optional(Type.String({ description: 'ref: the referenced entity name' })),
+    onDelete: Type.Optional(
+      Type.Union([Type.Literal('restrict'), Type.Literal('cascade'), Type.Literal('setNull')], { description: 'ref: what deleting the referenced row does (default restrict: 409)' }),
+    ),
+    unique: Type.Optional(Type.Boolean({ description: 'unique within the scope (company or tenant)' })),
+    index: Type.Optional(Type.Boolean()),
+    translatable: Type.Optional(Type.Boolean({ description: 'string/text stored per language' })),
+    filter: Type.Optional(Type.Boolean({ description: 'offered as a list query parameter' })),
+    sort: Type.Optional(Type.Boolean({ description: 'allowed in the list sort parameter' })),
+    search: Type.Optional(Type.Boolean({ description: 'matched by the list search parameter' })),
+    internal: Type.Optional(Type.Boolean({ description: 'stored but never read or written through the API' })),
+    secret: Type.Optional(
+      Type.Boolean({ description: 'string/text: write-only (never in a response), encrypted at rest with the configured SECRET_KEY (AES-256-GCM); a PUT may omit it to keep the stored value' }),
+    ),
+    readOnly: Type.Optional(Type.Boolean({ description: 'in responses, never accepted in a request body (set by the module or its default)' })),
+    widget: Type.Optional(Type.String({ description: 'console hint: input widget' })),
+    formula: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: "decimal: computed on every write from the row's other fields (+ - * / and parentheses, exact decimal arithmetic), rounded half-up to the field's scale; read-only",
+      }),
+    ),
+    sum: Type.Optional(
+      Type.Object(
+        {
+          entity: Type.String({ description: 'the child entity' }),
+          by: Type.String({ description: "the child's ref field pointing at this entity" }),
+          field: Type.String({ description: "the child's decimal field summed" }),
+        },
+        { additionalProperties: false, description: 'decimal: the sum of a field over the rows pointing at this one, recomputed in the same transaction as every write of such a row; read-only' },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
 
-export const TransitionsSchema = Type.Object({
-  field: Type.String({ description: 'the enum field holding the state' }),
-  initial: Type.Array(Type.String(), { minItems: 1, description: 'states a row may be created in' }),
-  moves: Type.Record(Type.String(), Type.Array(Type.String()), { description: 'state → the states a write may move it to; any other change of the field is 422 INVALID_TRANSITION' }),
-  lockedIn: Type.Optional(Type.Array(Type.String(), { description: 'states in which a row (and rows addressed through its path) can no longer be changed or deleted: 409 STATE_LOCKED' })),
-  reserved: Type.Optional(Type.Array(Type.String(), { description: 'states only module code (a custom handler) may move a row into, never a generated route' })),
-}, { additionalProperties: false });
+export const TransitionsSchema = Type.Object(
+  {
+    field: Type.String({ description: 'the enum field holding the state' }),
+    initial: Type.Array(Type.String(), { minItems: 1, description: 'states a row may be created in' }),
+    moves: Type.Record(Type.String(), Type.Array(Type.String()), { description: 'state → the states a write may move it to; any other change of the field is 422 INVALID_TRANSITION' }),
+    lockedIn: Type.Optional(Type.Array(Type.String(), { description: 'states in which a row (and rows addressed through its path) can no longer be changed or deleted: 409 STATE_LOCKED' })),
+    reserved: Type.Optional(Type.Array(Type.String(), { description: 'states only module code (a custom handler) may move a row into, never a generated route' })),
+  },
+  { additionalProperties: false },
+);
 
-export const EntitySchema = Type.Object({
-  name: EntityName,
-  label: Type.Optional(Type.String()),
-  description: Type.Optional(Type.String()),
-  scope: Type.Union([Type.Literal('tenant'), Type.Literal('company')], { description: 'tenant: one set per tenant; company: rows belong to the request company' }),
-  table: Type.Optional(Name('^[a-z][a-z0-9_]{1,50}$', 'table name (default: <module>_<plural snake case>)')),
-  fields: Type.Record(Type.String(), FieldSchema, { description: 'fields by camelCase name' }),
-  unique: Type.Optional(Type.Array(Type.Array(FieldName, { minItems: 2 }), { description: 'composite unique keys' })),
-  listColumns: Type.Optional(Type.Array(FieldName, { description: 'console hint: columns of the list page' })),
-  defaultSort: Type.Optional(Type.String({ description: 'sort applied when a list asks for none, e.g. "name,-createdAt" (default "-createdAt": newest first); ties are ordered by id. An index serves it (company, then these columns) unless it names a translatable field, whose order depends on the reader\'s language and sorts every row' })),
-  transitions: Type.Optional(TransitionsSchema),
-  audit: Type.Optional(Type.Boolean({ description: 'record every create, update and delete in the module\'s auditLog entity, in the same transaction' })),
-}, { additionalProperties: false });
+export const EntitySchema = Type.Object(
+  {
+    name: EntityName,
+    label: Type.Optional(Type.String()),
+    description: Type.Optional(Type.String()),
+    scope: Type.Union([Type.Literal('tenant'), Type.Literal('company')], { description: 'tenant: one set per tenant; company: rows belong to the request company' }),
+    table: Type.Optional(Name('^[a-z][a-z0-9_]{1,50}$', 'table name (default: <module>_<plural snake case>)')),
+    fields: Type.Record(Type.String(), FieldSchema, { description: 'fields by camelCase name' }),
+    unique: Type.Optional(Type.Array(Type.Array(FieldName, { minItems: 2 }), { description: 'composite unique keys' })),
+    listColumns: Type.Optional(Type.Array(FieldName, { description: 'console hint: columns of the list page' })),
+    defaultSort: Type.Optional(
+      Type.String({
+        description:
+          'sort applied when a list asks for none, e.g. "name,-createdAt" (default "-createdAt": newest first); ties are ordered by id. An index serves it (company, then these columns) unless it names a translatable field, whose order depends on the reader\'s language and sorts every row',
+      }),
+    ),
+    transitions: Type.Optional(TransitionsSchema),
+    audit: Type.Optional(Type.Boolean({ description: "record every create, update and delete in the module's auditLog entity, in the same transaction" })),
+  },
+  { additionalProperties: false },
+);
 
-const GrantSchema = Type.Object({
-  action: OneOrMany(Type.String({ pattern: '^[a-z][a-zA-Z]*$' })),
-  subject: OneOrMany(Type.String({ pattern: '^([A-Z][A-Za-z0-9]*|all)$' })),
-  conditions: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'CASL conditions on scalar fields; "${user.id}" and "${user.companyIds}" bind the caller' })),
-  fields: Type.Optional(Type.Array(Type.String(), { minItems: 1, description: 'the grant covers only these fields: others read as null and cannot be written through it' })),
-  inverted: Type.Optional(Type.Boolean()),
-}, { additionalProperties: false });
+const GrantSchema = Type.Object(
+  {
+    action: OneOrMany(Type.String({ pattern: '^[a-z][a-zA-Z]*$' })),
+    subject: OneOrMany(Type.String({ pattern: '^([A-Z][A-Za-z0-9]*|all)$' })),
+    conditions: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'CASL conditions on scalar fields; "${user.id}" and "${user.companyIds}" bind the caller' })),
+    fields: Type.Optional(Type.Array(Type.String(), { minItems: 1, description: 'the grant covers only these fields: others read as null and cannot be written through it' })),
+    inverted: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
 
-export const PermissionSchema = Type.Object({
-  code: PermissionCode,
-  description: Type.String({ minLength: 1 }),
-  grants: Type.Array(GrantSchema, { minItems: 1 }),
-}, { additionalProperties: false });
+export const PermissionSchema = Type.Object(
+  {
+    code: PermissionCode,
+    description: Type.String({ minLength: 1 }),
+    grants: Type.Array(GrantSchema, { minItems: 1 }),
+  },
+  { additionalProperties: false },
+);
 
-export const CrudRouteSchema = Type.Object({
-  entity: Type.String({ description: 'generate list, read, create, PUT, PATCH and delete for this entity' }),
-  path: ApiPath,
-  idParam: Type.Optional(Type.String({ pattern: '^[a-z][A-Za-z0-9]*$', description: 'name of the item path parameter (default "id"), e.g. lineId for /quotes/:quoteId/lines/:lineId' })),
-  operations: Type.Optional(Type.Array(Type.Enum(['list', 'read', 'create', 'replace', 'update', 'delete']), { uniqueItems: true, description: 'default: all six' })),
-  admin: Type.Optional(Type.Boolean({ description: 'authenticate → requireRole → requireAdmin before the ability check' })),
-  lists: Type.Optional(Type.Array(Type.Object({
+export const CrudRouteSchema = Type.Object(
+  {
+    entity: Type.String({ description: 'generate list, read, create, PUT, PATCH and delete for this entity' }),
     path: ApiPath,
-    by: Type.String({ description: 'a ref field of the entity; the path names it as :<field> and the list holds only rows pointing at that row' }),
-  }, { additionalProperties: false }), { description: 'further list routes over a sub-set, e.g. /api/emails/company/:companyId' })),
-}, { additionalProperties: false });
+    idParam: Type.Optional(Type.String({ pattern: '^[a-z][A-Za-z0-9]*$', description: 'name of the item path parameter (default "id"), e.g. lineId for /quotes/:quoteId/lines/:lineId' })),
+    operations: Type.Optional(Type.Array(Type.Enum(['list', 'read', 'create', 'replace', 'update', 'delete']), { uniqueItems: true, description: 'default: all six' })),
+    admin: Type.Optional(Type.Boolean({ description: 'authenticate → requireRole → requireAdmin before the ability check' })),
+    lists: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            path: ApiPath,
+            by: Type.String({ description: 'a ref field of the entity; the path names it as :<field> and the list holds only rows pointing at that row' }),
+          },
+          { additionalProperties: false },
+        ),
+        { description: 'further list routes over a sub-set, e.g. /api/emails/company/:companyId' },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
 
-export const CustomRouteSchema = Type.Object({
-  method: Type.Enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']),
-  path: ApiPath,
-  handler: Type.String({ pattern: '^[a-z][A-Za-z0-9]*$', description: 'export of plugins/<module>/index.ts' }),
-  summary: Type.String(),
-  access: Type.Object({ action: Type.String(), subject: Type.String() }, { additionalProperties: false }),
-  admin: Type.Optional(Type.Boolean()),
-  auth: Type.Optional(Type.String({ pattern: '^[a-z][a-z0-9-]*$', description: 'an authenticator a plugin exports (e.g. API-key clients): the route accepts its credentials only, not user tokens' })),
-  schema: Type.Optional(Type.Object({
-    params: Type.Optional(Type.Unknown()),
-    querystring: Type.Optional(Type.Unknown()),
-    body: Type.Optional(Type.Unknown()),
-    response: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-  }, { additionalProperties: false, description: 'JSON Schemas of the route; usually declared in the handler instead (handler() of core/plugin-api.ts, TypeBox), which types its request. Not both.' })),
-}, { additionalProperties: false });
+export const CustomRouteSchema = Type.Object(
+  {
+    method: Type.Enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']),
+    path: ApiPath,
+    handler: Type.String({ pattern: '^[a-z][A-Za-z0-9]*$', description: 'export of plugins/<module>/index.ts' }),
+    summary: Type.String(),
+    access: Type.Object({ action: Type.String(), subject: Type.String() }, { additionalProperties: false }),
+    admin: Type.Optional(Type.Boolean()),
+    auth: Type.Optional(
+      Type.String({ pattern: '^[a-z][a-z0-9-]*$', description: 'an authenticator a plugin exports (e.g. API-key clients): the route accepts its credentials only, not user tokens' }),
+    ),
+    schema: Type.Optional(
+      Type.Object(
+        {
+          params: Type.Optional(Type.Unknown()),
+          querystring: Type.Optional(Type.Unknown()),
+          body: Type.Optional(Type.Unknown()),
+          response: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+        },
+        {
+          additionalProperties: false,
+          description: 'JSON Schemas of the route; usually declared in the handler instead (handler() of core/plugin-api.ts, TypeBox), which types its request. Not both.',
+        },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
 
-const MenuSchema = Type.Object({
-  label: Type.String(),
-  path: Type.String({ pattern: '^/' }),
-  permission: PermissionCode,
-  icon: Type.Optional(Type.String()),
-}, { additionalProperties: false });
+const MenuSchema = Type.Object(
+  {
+    label: Type.String(),
+    path: Type.String({ pattern: '^/' }),
+    permission: PermissionCode,
+    icon: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
 
-export const ManifestSchema = Type.Object({
-  $schema: Type.Optional(Type.String()),
-  id: ModuleId,
-  name: Type.String({ minLength: 1 }),
-  version: Type.String({ pattern: '^\\d+\\.\\d+\\.\\d+$', description: 'semantic version of the module' }),
-  description: Type.Optional(Type.String()),
-  dependsOn: Type.Optional(Type.Array(ModuleId, { uniqueItems: true })),
-  subjects: Type.Optional(Type.Array(Type.String({ pattern: '^[A-Z][A-Za-z0-9]{1,40}$' }), { uniqueItems: true, description: 'permission subjects that are no entity (a page, a report), for grants and custom routes' })),
-  permissions: Type.Optional(Type.Array(PermissionSchema)),
-  entities: Type.Optional(Type.Array(EntitySchema)),
-  routes: Type.Optional(Type.Array(Type.Union([CrudRouteSchema, CustomRouteSchema]))),
-  menu: Type.Optional(Type.Array(MenuSchema)),
-  auditLog: Type.Optional(Type.String({ pattern: '^[A-Z][A-Za-z0-9]{1,40}$', description: 'entity of this module the kernel writes audit records to (fields entity, entityId, action, userId, changes, at)' })),
-}, { additionalProperties: false, $id: 'https://plinth.dev/schemas/manifest-1.json', title: 'Plinth module manifest' });
+export const ManifestSchema = Type.Object(
+  {
+    $schema: Type.Optional(Type.String()),
+    id: ModuleId,
+    name: Type.String({ minLength: 1 }),
+    version: Type.String({ pattern: '^\\d+\\.\\d+\\.\\d+$', description: 'semantic version of the module' }),
+    description: Type.Optional(Type.String()),
+    dependsOn: Type.Optional(Type.Array(ModuleId, { uniqueItems: true })),
+    subjects: Type.Optional(
+      Type.Array(Type.String({ pattern: '^[A-Z][A-Za-z0-9]{1,40}$' }), { uniqueItems: true, description: 'permission subjects that are no entity (a page, a report), for grants and custom routes' }),
+    ),
+    permissions: Type.Optional(Type.Array(PermissionSchema)),
+    entities: Type.Optional(Type.Array(EntitySchema)),
+    routes: Type.Optional(Type.Array(Type.Union([CrudRouteSchema, CustomRouteSchema]))),
+    menu: Type.Optional(Type.Array(MenuSchema)),
+    auditLog: Type.Optional(
+      Type.String({ pattern: '^[A-Z][A-Za-z0-9]{1,40}$', description: 'entity of this module the kernel writes audit records to (fields entity, entityId, action, userId, changes, at)' }),
+    ),
+  },
+  { additionalProperties: false, $id: 'https://plinth.dev/schemas/manifest-1.json', title: 'Plinth module manifest' },
+);
 
 export type Manifest = Static<typeof ManifestSchema>;
 export type ManifestEntity = Static<typeof EntitySchema>;

@@ -36,23 +36,33 @@ function property(name: string, f: ManifestField, schemas: Map<string, EntitySch
   // ciphertext is longer than the text it holds: maxLength bounds the text sent
   if (f.secret) return { ...common, type: 'text' };
   switch (f.type) {
-    case 'string': return { ...common, type: 'string', length: f.maxLength ?? STRING_MAX_LENGTH };
-    case 'text': return { ...common, type: 'text' };
-    case 'integer': return { ...common, type: 'integer' };
-    case 'decimal': return { ...common, type: 'decimal', precision: f.precision ?? DECIMAL_DEFAULT.precision, scale: f.scale ?? DECIMAL_DEFAULT.scale };
-    case 'boolean': return { ...common, type: 'boolean' };
-    case 'date': return { ...common, type: 'date' };
-    case 'datetime': return { ...common, type: 'datetime' };
-    case 'enum': return { ...common, enum: true, items: f.values };
-    case 'json': return { ...common, type: 'json' };
-    case 'ref': return {
-      ...common,
-      kind: 'm:1',
-      entity: () => schemas.get(f.entity!)!,
-      mapToPk: true,
-      deleteRule: DELETE_RULES[f.onDelete ?? 'restrict'],
-      index: true,
-    };
+    case 'string':
+      return { ...common, type: 'string', length: f.maxLength ?? STRING_MAX_LENGTH };
+    case 'text':
+      return { ...common, type: 'text' };
+    case 'integer':
+      return { ...common, type: 'integer' };
+    case 'decimal':
+      return { ...common, type: 'decimal', precision: f.precision ?? DECIMAL_DEFAULT.precision, scale: f.scale ?? DECIMAL_DEFAULT.scale };
+    case 'boolean':
+      return { ...common, type: 'boolean' };
+    case 'date':
+      return { ...common, type: 'date' };
+    case 'datetime':
+      return { ...common, type: 'datetime' };
+    case 'enum':
+      return { ...common, enum: true, items: f.values };
+    case 'json':
+      return { ...common, type: 'json' };
+    case 'ref':
+      return {
+        ...common,
+        kind: 'm:1',
+        entity: () => schemas.get(f.entity!)!,
+        mapToPk: true,
+        deleteRule: DELETE_RULES[f.onDelete ?? 'restrict'],
+        index: true,
+      };
   }
 }
 
@@ -75,14 +85,20 @@ export function buildEntityModels(manifests: Manifest[]): EntityModel[] {
       // PostgreSQL's 63 characters (a longer name would be truncated by the server
       // and then differ from the model in every later schema diff).
       const uniques = [
-        ...Object.entries(entity.fields).filter(([, f]) => f.unique).map(([name]) => [...scopeKey, name]),
+        ...Object.entries(entity.fields)
+          .filter(([, f]) => f.unique)
+          .map(([name]) => [...scopeKey, name]),
         ...(entity.unique ?? []).map((key) => [...new Set([...scopeKey, ...key])]),
       ].map((props) => ({ properties: props }));
       const schema = new EntitySchema({ name: entity.name, tableName: tableName(manifest.id, entity), schema: '*', properties: properties as never, uniques: uniques as never });
       schemas.set(entity.name, schema);
       const model = describeModel(manifest, entity, schema);
       // the default list reads its first page off an index (see list-plan.ts)
-      const sortIndex = defaultSortIndex(model, isListed(manifest, entity.name), uniques.map((u) => u.properties));
+      const sortIndex = defaultSortIndex(
+        model,
+        isListed(manifest, entity.name),
+        uniques.map((u) => u.properties),
+      );
       // `columns` only for a descending column: MikroORM reads an all-ascending index back without them
       // and would otherwise recreate it on every migration
       if (sortIndex) schema.addIndex({ properties: sortIndex.map((c) => c.name), ...(sortIndex.some((c) => c.sort) ? { columns: sortIndex } : {}) } as never);

@@ -55,11 +55,21 @@ export interface EntityModel {
   fieldRules: boolean;
 }
 
-export interface Rollup { parent: string; field: FieldModel; child: string; by: string; summed: FieldModel }
+export interface Rollup {
+  parent: string;
+  field: FieldModel;
+  child: string;
+  by: string;
+  summed: FieldModel;
+}
 
 export const snake = (s: string) => s.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
 /** "crm-extra" → "CrmExtra" (schema ids, operation nouns) */
-export const pascal = (s: string) => s.split(/[-_]/).map((p) => p[0].toUpperCase() + p.slice(1)).join('');
+export const pascal = (s: string) =>
+  s
+    .split(/[-_]/)
+    .map((p) => p[0].toUpperCase() + p.slice(1))
+    .join('');
 /** "crm-extra" → "crmExtra" (operationId prefixes) */
 export const camel = (s: string) => s.replace(/-./g, (m) => m[1].toUpperCase());
 
@@ -76,8 +86,16 @@ export function tableName(module: string, entity: ManifestEntity): string {
 export function describeModel(manifest: Manifest, entity: ManifestEntity, schema: EntitySchema): EntityModel {
   const storedFields = Object.entries(entity.fields).map(([name, f]) => ({ ...f, name, column: snake(name) }));
   const fields = storedFields.filter((f) => !f.internal);
-  const bound = new Set((manifest.routes ?? []).flatMap((r) => ('entity' in r && r.entity === entity.name
-    ? r.path.split('/').filter((seg) => seg.startsWith(':')).map((seg) => seg.slice(1)) : [])));
+  const bound = new Set(
+    (manifest.routes ?? []).flatMap((r) =>
+      'entity' in r && r.entity === entity.name
+        ? r.path
+            .split('/')
+            .filter((seg) => seg.startsWith(':'))
+            .map((seg) => seg.slice(1))
+        : [],
+    ),
+  );
   const pathBound = fields.filter((f) => f.type === 'ref' && bound.has(f.name));
   const derived = (f: FieldModel) => f.readOnly || f.formula !== undefined || f.sum !== undefined || pathBound.includes(f);
   return {

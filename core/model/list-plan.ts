@@ -20,11 +20,13 @@ import type { IndexColumnOptions } from '@mikro-orm/core';
 import type { Manifest } from '../manifest/schema.ts';
 import type { EntityModel } from './entity-model.ts';
 
-export interface SortKey { field: string; desc: boolean }
+export interface SortKey {
+  field: string;
+  desc: boolean;
+}
 
 /** "name,-createdAt" → [{ field: 'name', desc: false }, { field: 'createdAt', desc: true }] */
-export const sortKeys = (sort: string): SortKey[] =>
-  sort.split(',').map((part) => (part.startsWith('-') ? { field: part.slice(1), desc: true } : { field: part, desc: false }));
+export const sortKeys = (sort: string): SortKey[] => sort.split(',').map((part) => (part.startsWith('-') ? { field: part.slice(1), desc: true } : { field: part, desc: false }));
 
 /** Some generated CRUD route of the manifest lists this entity. */
 export function isListed(manifest: Manifest, entity: string): boolean {
@@ -47,9 +49,5 @@ export function defaultSortIndex(model: EntityModel, listed: boolean, uniques: s
   const oneWay = keys.every((k) => k.desc === keys[0].desc);
   const same = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
   if (oneWay && uniques.some((u) => same(u, [...leading, ...sorted]))) return null;
-  return [
-    ...leading.map((name) => ({ name })),
-    ...keys.map((k) => (k.desc ? { name: k.field, sort: 'DESC' as const } : { name: k.field })),
-    { name: 'id' },
-  ];
+  return [...leading.map((name) => ({ name })), ...keys.map((k) => (k.desc ? { name: k.field, sort: 'DESC' as const } : { name: k.field })), { name: 'id' }];
 }

@@ -17,7 +17,12 @@ export interface ProvisionInput {
   admin: { email: string; name: string; password: string };
 }
 
-export interface ProvisionResult { tenant: Tenant; companyId: string; adminUserId: string; created: boolean }
+export interface ProvisionResult {
+  tenant: Tenant;
+  companyId: string;
+  adminUserId: string;
+  created: boolean;
+}
 
 type Row = Record<string, any>;
 
@@ -26,7 +31,10 @@ export async function provisionTenant(kernel: Kernel, input: ProvisionInput): Pr
   const connectionKey = input.connectionKey ?? 'main';
   if (!kernel.dbs.orms.has(connectionKey)) throw new TenantError('UNKNOWN_CONNECTION', `no database connection "${connectionKey}" is configured`);
   const { tenant, created } = await kernel.tenants.insert({
-    id: input.id, name: input.name, connectionKey, defaultLanguage: input.defaultLanguage ?? kernel.config.defaultLanguage,
+    id: input.id,
+    name: input.name,
+    connectionKey,
+    defaultLanguage: input.defaultLanguage ?? kernel.config.defaultLanguage,
   });
   if (tenant.schemaDigest !== kernel.digest) await migrateTenant(kernel, tenant);
   const em = kernel.dbs.get(tenant.connectionKey).em.fork({ schema: tenant.schema });
@@ -36,13 +44,20 @@ export async function provisionTenant(kernel: Kernel, input: ProvisionInput): Pr
     // Two provisionings of one tenant at once: the second waits, then finds every row.
     await tem.getConnection().execute('select pg_advisory_xact_lock(hashtext(?))', [`plinth:provision:${tenant.schema}`], 'all', tem.getTransactionContext());
     const upsert = async (entity: string, where: Row, data: Row): Promise<Row> =>
-      (await tem.findOne(E(entity), where) as Row | null) ?? tem.create(E(entity), { ...where, ...data } as never) as Row;
+      ((await tem.findOne(E(entity), where)) as Row | null) ?? (tem.create(E(entity), { ...where, ...data } as never) as Row);
     const admin = await upsert('Role', { name: ADMIN_ROLE }, { description: 'Full access: every permission, passes requireAdmin', builtIn: true, permissions: [] });
     await upsert('Role', { name: MEMBER_ROLE }, { description: 'Signed-in member; holds no permission until given', builtIn: true, permissions: [] });
     const company = await upsert('Company', { code: input.company.code }, { name: { [tenant.defaultLanguage]: input.company.name }, isActive: true });
-    const user = await upsert('User', { email: input.admin.email.trim().toLowerCase() }, {
-      name: input.admin.name, passwordHash, isActive: true, primaryCompanyId: company.id,
-    });
+    const user = await upsert(
+      'User',
+      { email: input.admin.email.trim().toLowerCase() },
+      {
+        name: input.admin.name,
+        passwordHash,
+        isActive: true,
+        primaryCompanyId: company.id,
+      },
+    );
     await upsert('UserRole', { userId: user.id, roleId: admin.id }, {});
     await upsert('UserCompany', { userId: user.id, companyId: company.id }, {});
     await tem.flush();

@@ -53,7 +53,9 @@ export class TenantRegistry {
     this.#table = `"${schema}".tenants`;
   }
 
-  #conn() { return this.#dbs.main.em.getConnection(); }
+  #conn() {
+    return this.#dbs.main.em.getConnection();
+  }
 
   /** Creates the registry once; the advisory lock keeps parallel starts from racing. */
   async ensure(): Promise<void> {
@@ -67,7 +69,7 @@ export class TenantRegistry {
   }
 
   async reload(): Promise<void> {
-    const rows = await this.#conn().execute(`select ${COLUMNS} from ${this.#table}`) as Tenant[];
+    const rows = (await this.#conn().execute(`select ${COLUMNS} from ${this.#table}`)) as Tenant[];
     this.#cache = new Map(rows.map((r) => [r.id, r]));
   }
 
@@ -75,14 +77,18 @@ export class TenantRegistry {
   async find(id: string): Promise<Tenant | undefined> {
     const hit = this.#cache.get(id);
     if (hit || !isTenantId(id)) return hit;
-    const [row] = await this.#conn().execute(`select ${COLUMNS} from ${this.#table} where id = ?`, [id]) as Tenant[];
+    const [row] = (await this.#conn().execute(`select ${COLUMNS} from ${this.#table} where id = ?`, [id])) as Tenant[];
     if (row) this.#cache.set(id, row);
     return row;
   }
 
-  cached(id: string): Tenant | undefined { return this.#cache.get(id); }
+  cached(id: string): Tenant | undefined {
+    return this.#cache.get(id);
+  }
 
-  list(): Tenant[] { return [...this.#cache.values()].sort((a, b) => a.id.localeCompare(b.id)); }
+  list(): Tenant[] {
+    return [...this.#cache.values()].sort((a, b) => a.id.localeCompare(b.id));
+  }
 
   /**
    * Registers a tenant unless it exists; `created` says whether this call did.
@@ -90,9 +96,13 @@ export class TenantRegistry {
    * still fail on the schema_name key, which only that same id maps to.
    */
   async insert(t: { id: string; name: string; connectionKey: string; defaultLanguage: string }): Promise<{ tenant: Tenant; created: boolean }> {
-    const rows = await this.#conn().execute(
-      `insert into ${this.#table} (id, name, connection_key, schema_name, default_language) values (?, ?, ?, ?, ?) on conflict do nothing returning id`,
-      [t.id, t.name, t.connectionKey, schemaFor(t.id), t.defaultLanguage]) as unknown[];
+    const rows = (await this.#conn().execute(`insert into ${this.#table} (id, name, connection_key, schema_name, default_language) values (?, ?, ?, ?, ?) on conflict do nothing returning id`, [
+      t.id,
+      t.name,
+      t.connectionKey,
+      schemaFor(t.id),
+      t.defaultLanguage,
+    ])) as unknown[];
     this.#cache.delete(t.id);
     return { tenant: (await this.find(t.id))!, created: rows.length > 0 };
   }
@@ -111,12 +121,16 @@ export class TenantRegistry {
   }
 
   /** Other processes on the same server drop their cached copy when told (see registry-sync.ts). */
-  get channel(): string { return `plinth_tenants_${this.#schema}`; }
+  get channel(): string {
+    return `plinth_tenants_${this.#schema}`;
+  }
 
-  forget(id: string): void { this.#cache.delete(id); }
+  forget(id: string): void {
+    this.#cache.delete(id);
+  }
 
   /** Tenants whose recorded digest differs from the modules now loaded. */
   async outdated(digest: string): Promise<Tenant[]> {
-    return await this.#conn().execute(`select ${COLUMNS} from ${this.#table} where schema_digest is distinct from ? order by id`, [digest]) as Tenant[];
+    return (await this.#conn().execute(`select ${COLUMNS} from ${this.#table} where schema_digest is distinct from ? order by id`, [digest])) as Tenant[];
   }
 }

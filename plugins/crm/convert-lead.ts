@@ -9,26 +9,44 @@ const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.U
 
 export const ConvertLeadSchemas = {
   params: Type.Object({ id: Type.String({ format: 'uuid' }) }, { additionalProperties: false }),
-  body: Type.Object({
-    customer: Type.Optional(Type.Object({
-      name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-      code: Type.Optional(Nullable(Type.String({ maxLength: 40 }))),
-      currency: Type.Optional(Type.String({ pattern: '^[A-Z]{3}$' })),
-    }, { additionalProperties: false, description: 'overrides of the customer made from the lead (default: its company name, currency and owner)' })),
-    opportunity: Type.Optional(Type.Object({
-      name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-      amount: Type.Optional(Nullable(Type.String({ pattern: '^(0|[1-9]\\d{0,11})(\\.\\d{1,2})?$' }))),
-      expectedCloseDate: Type.Optional(Nullable(Type.String({ format: 'date' }))),
-      ownerId: Type.Optional(Nullable(Type.String({ format: 'uuid' }))),
-      stage: Type.Optional(Type.Enum(['prospecting', 'qualification', 'proposal', 'negotiation'])),
-      probability: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
-    }, { additionalProperties: false, description: 'create an opportunity for the new customer as well' })),
-  }, { additionalProperties: false }),
+  body: Type.Object(
+    {
+      customer: Type.Optional(
+        Type.Object(
+          {
+            name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+            code: Type.Optional(Nullable(Type.String({ maxLength: 40 }))),
+            currency: Type.Optional(Type.String({ pattern: '^[A-Z]{3}$' })),
+          },
+          { additionalProperties: false, description: 'overrides of the customer made from the lead (default: its company name, currency and owner)' },
+        ),
+      ),
+      opportunity: Type.Optional(
+        Type.Object(
+          {
+            name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+            amount: Type.Optional(Nullable(Type.String({ pattern: '^(0|[1-9]\\d{0,11})(\\.\\d{1,2})?$' }))),
+            expectedCloseDate: Type.Optional(Nullable(Type.String({ format: 'date' }))),
+            ownerId: Type.Optional(Nullable(Type.String({ format: 'uuid' }))),
+            stage: Type.Optional(Type.Enum(['prospecting', 'qualification', 'proposal', 'negotiation'])),
+            probability: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
+          },
+          { additionalProperties: false, description: 'create an opportunity for the new customer as well' },
+        ),
+      ),
+    },
+    { additionalProperties: false },
+  ),
   response: {
-    201: Type.Object({
-      lead: Type.Ref('CrmLead'), customer: Type.Ref('CrmCustomer'), contact: Type.Ref('CrmContact'),
-      opportunity: Type.Union([Type.Ref('CrmOpportunity'), Type.Null()]),
-    }, { additionalProperties: false }),
+    201: Type.Object(
+      {
+        lead: Type.Ref('CrmLead'),
+        customer: Type.Ref('CrmCustomer'),
+        contact: Type.Ref('CrmContact'),
+        opportunity: Type.Union([Type.Ref('CrmOpportunity'), Type.Null()]),
+      },
+      { additionalProperties: false },
+    ),
   },
 };
 
@@ -46,26 +64,53 @@ export const convertLead = handler(ConvertLeadSchemas, async (ctx, request, repl
     if (lead.status === 'converted') throw httpError('CONFLICT', `lead ${id} is already converted`);
 
     const c = body.customer ?? {};
-    const customer = await customers.create(given({
-      name: c.name ?? lead.companyName, code: c.code, currency: c.currency ?? lead.currency,
-      email: lead.email, phone: lead.phone, ownerId: lead.ownerId, status: 'active',
-    }));
-    const contact = await contacts.create(given({
-      customerId: customer.id, firstName: lead.firstName, lastName: lead.lastName, email: lead.email, phone: lead.phone, isPrimary: true,
-    }));
+    const customer = await customers.create(
+      given({
+        name: c.name ?? lead.companyName,
+        code: c.code,
+        currency: c.currency ?? lead.currency,
+        email: lead.email,
+        phone: lead.phone,
+        ownerId: lead.ownerId,
+        status: 'active',
+      }),
+    );
+    const contact = await contacts.create(
+      given({
+        customerId: customer.id,
+        firstName: lead.firstName,
+        lastName: lead.lastName,
+        email: lead.email,
+        phone: lead.phone,
+        isPrimary: true,
+      }),
+    );
     let opportunity: Row | null = null;
     if (body.opportunity) {
       const o = body.opportunity;
-      opportunity = await opportunities.create(given({
-        name: o.name ?? lead.title, customerId: customer.id, amount: o.amount ?? lead.estimatedValue, currency: customer.currency,
-        ownerId: o.ownerId ?? lead.ownerId, expectedCloseDate: o.expectedCloseDate, stage: o.stage, probability: o.probability,
-      }));
+      opportunity = await opportunities.create(
+        given({
+          name: o.name ?? lead.title,
+          customerId: customer.id,
+          amount: o.amount ?? lead.estimatedValue,
+          currency: customer.currency,
+          ownerId: o.ownerId ?? lead.ownerId,
+          expectedCloseDate: o.expectedCloseDate,
+          stage: o.stage,
+          probability: o.probability,
+        }),
+      );
     }
     // the state flow decides whether this lead may be converted (a lost one may not: 422)
-    const converted = await leads.update(id, {}, {
-      system: true, auditAction: 'convert',
-      set: { status: 'converted', customerId: customer.id, contactId: contact.id, opportunityId: opportunity?.id ?? null, convertedAt: new Date() },
-    });
+    const converted = await leads.update(
+      id,
+      {},
+      {
+        system: true,
+        auditAction: 'convert',
+        set: { status: 'converted', customerId: customer.id, contactId: contact.id, opportunityId: opportunity?.id ?? null, convertedAt: new Date() },
+      },
+    );
     return { lead: converted, customer, contact, opportunity };
   });
 

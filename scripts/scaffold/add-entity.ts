@@ -9,7 +9,10 @@ import { pluralLabel, entityLabel } from './names.ts';
 import { addMember, appendToArray, applyEdits, member, replaceValue, scan, type Edit } from './json-edit.ts';
 import { entityView, menuView, inline, type Templates } from './render.ts';
 
-export interface AddResult { text: string; notes: string[] }
+export interface AddResult {
+  text: string;
+  notes: string[];
+}
 
 export function addEntities(text: string, manifest: Manifest, added: EntityPlan[], codes: { view: string; manage: string }, dependsOn: string[], templates: Templates): AddResult {
   const root = scan(text);
@@ -21,13 +24,25 @@ export function addEntities(text: string, manifest: Manifest, added: EntityPlan[
     else edits.push(addMember(text, root, key, `[\n  ${elements.map((e) => e.replace(/\n/g, '\n  ')).join(',\n  ')}\n]`));
   };
 
-  append('entities', dependencyOrder(added).map((e) => templates.entity(entityView(e))));
-  append('routes', dependencyOrder(added).map((e) => templates.route(entityView(e))));
-  append('menu', added.map((e) => templates.menuItem(menuView(e, codes.view))));
+  append(
+    'entities',
+    dependencyOrder(added).map((e) => templates.entity(entityView(e))),
+  );
+  append(
+    'routes',
+    dependencyOrder(added).map((e) => templates.route(entityView(e))),
+  );
+  append(
+    'menu',
+    added.map((e) => templates.menuItem(menuView(e, codes.view))),
+  );
 
   const newDeps = dependsOn.filter((d) => !(manifest.dependsOn ?? []).includes(d));
   if (newDeps.length) {
-    append('dependsOn', newDeps.map((d) => JSON.stringify(d)));
+    append(
+      'dependsOn',
+      newDeps.map((d) => JSON.stringify(d)),
+    );
     notes.push(`dependsOn gains ${newDeps.join(', ')} (referenced by the new entities)`);
   }
 
@@ -44,7 +59,15 @@ export function addEntities(text: string, manifest: Manifest, added: EntityPlan[
       if (g.conditions || g.fields || g.inverted || !subjects.every((s) => own.has(s))) return;
       const subject = member(grants?.kind === 'array' ? grants.items[j] : undefined, 'subject');
       if (!subject) return;
-      edits.push(subject.kind === 'array' ? appendToArray(text, subject, names.map((n) => JSON.stringify(n))) : replaceValue(subject, inline([...subjects, ...names])));
+      edits.push(
+        subject.kind === 'array'
+          ? appendToArray(
+              text,
+              subject,
+              names.map((n) => JSON.stringify(n)),
+            )
+          : replaceValue(subject, inline([...subjects, ...names])),
+      );
     });
     const previous = subjectOrder(manifest, codes.view).map((name) => pluralLabel(manifest.entities!.find((e) => e.name === name)?.label ?? entityLabel(name)));
     const describe = p.code === codes.view ? viewDescription : manageDescription;

@@ -32,38 +32,80 @@ export interface CliArgs {
   testsDir?: string;
 }
 
-const list = (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean);
+const list = (v: string) =>
+  v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 const ENTITY_OPTIONS: Record<string, (e: EntityArgs, v: string, problems: Problems) => void> = {
-  '--fields': (e, v) => { e.fields.push(v); },
-  '--label': (e, v) => { e.label = v; },
-  '--plural': (e, v) => { e.plural = v; },
-  '--icon': (e, v) => { e.icon = v; },
+  '--fields': (e, v) => {
+    e.fields.push(v);
+  },
+  '--label': (e, v) => {
+    e.label = v;
+  },
+  '--plural': (e, v) => {
+    e.plural = v;
+  },
+  '--icon': (e, v) => {
+    e.icon = v;
+  },
   '--scope': (e, v, problems) => {
     if (v === 'company' || v === 'tenant') e.scope = v;
     else problems.add(`${e.name} --scope`, `"${v}": company (rows belong to the request's company) or tenant`);
   },
-  '--columns': (e, v) => { e.columns = list(v); },
-  '--default-sort': (e, v) => { e.defaultSort = v; },
+  '--columns': (e, v) => {
+    e.columns = list(v);
+  },
+  '--default-sort': (e, v) => {
+    e.defaultSort = v;
+  },
 };
 
 const MODULE_OPTIONS: Record<string, (a: CliArgs, v: string) => void> = {
-  '--name': (a, v) => { a.name = v; },
-  '--description': (a, v) => { a.description = v; },
-  '--area': (a, v) => { a.area = v; },
-  '--prefix': (a, v) => { a.prefix = v; },
-  '--depends-on': (a, v) => { a.dependsOn = list(v); },
-  '--spec': (a, v) => { a.spec = v; },
-  '--root': (a, v) => { a.root = v; },
-  '--manifests-dir': (a, v) => { a.manifestsDir = v; },
-  '--tests-dir': (a, v) => { a.testsDir = v; },
+  '--name': (a, v) => {
+    a.name = v;
+  },
+  '--description': (a, v) => {
+    a.description = v;
+  },
+  '--area': (a, v) => {
+    a.area = v;
+  },
+  '--prefix': (a, v) => {
+    a.prefix = v;
+  },
+  '--depends-on': (a, v) => {
+    a.dependsOn = list(v);
+  },
+  '--spec': (a, v) => {
+    a.spec = v;
+  },
+  '--root': (a, v) => {
+    a.root = v;
+  },
+  '--manifests-dir': (a, v) => {
+    a.manifestsDir = v;
+  },
+  '--tests-dir': (a, v) => {
+    a.testsDir = v;
+  },
 };
 
 const SWITCHES: Record<string, (a: CliArgs) => void> = {
-  '--dry-run': (a) => { a.dryRun = true; },
-  '--add-entity': (a) => { a.addEntity = true; },
-  '--help': (a) => { a.help = true; },
-  '-h': (a) => { a.help = true; },
+  '--dry-run': (a) => {
+    a.dryRun = true;
+  },
+  '--add-entity': (a) => {
+    a.addEntity = true;
+  },
+  '--help': (a) => {
+    a.help = true;
+  },
+  '-h': (a) => {
+    a.help = true;
+  },
 };
 
 export function parseArgs(argv: string[]): { args: CliArgs; problems: Problems } {

@@ -8,15 +8,24 @@ import { generate } from './generate.ts';
 import { resolvePaths } from './project.ts';
 import { buildSpec } from './spec.ts';
 
-export interface Io { out(line: string): void; err(line: string): void }
+export interface Io {
+  out(line: string): void;
+  err(line: string): void;
+}
 
 const consoleIo: Io = { out: (l) => console.log(l), err: (l) => console.error(l) };
 
 export async function run(argv: string[], io: Io = consoleIo, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   try {
     const { args, problems } = parseArgs(argv);
-    if (args.help) { io.out(HELP); return 0; }
-    if (!argv.length) { io.err(HELP); return EXIT_CODES.SCAFFOLD_BAD_INPUT; }
+    if (args.help) {
+      io.out(HELP);
+      return 0;
+    }
+    if (!argv.length) {
+      io.err(HELP);
+      return EXIT_CODES.SCAFFOLD_BAD_INPUT;
+    }
     problems.throwIfAny();
     const { spec, problems: specProblems } = await buildSpec(args);
     const paths = resolvePaths(args, env);

@@ -10,7 +10,10 @@ export type ScaffoldErrorCode =
 export const EXIT_CODES: Record<ScaffoldErrorCode, number> = { SCAFFOLD_BAD_INPUT: 2, SCAFFOLD_EXISTS: 3 };
 
 /** One thing wrong with the input, and where: "Product.price", "--prefix", "spec.json /entities/0". */
-export interface Problem { where: string; message: string }
+export interface Problem {
+  where: string;
+  message: string;
+}
 
 export class ScaffoldError extends Error {
   readonly code: ScaffoldErrorCode;
@@ -30,8 +33,12 @@ export const badInput = (where: string, message: string) => new ScaffoldError('S
 /** Collects problems and throws them together, so one run reports every fault. */
 export class Problems {
   readonly list: Problem[] = [];
-  add(where: string, message: string): void { this.list.push({ where, message }); }
-  get size(): number { return this.list.length; }
+  add(where: string, message: string): void {
+    this.list.push({ where, message });
+  }
+  get size(): number {
+    return this.list.length;
+  }
   throwIfAny(code: ScaffoldErrorCode = 'SCAFFOLD_BAD_INPUT'): void {
     if (this.list.length) throw new ScaffoldError(code, this.list);
   }
@@ -43,7 +50,10 @@ function closest(word: string, candidates: Iterable<string>): string | undefined
   let bestDistance = Infinity;
   for (const c of candidates) {
     const d = distance(word.toLowerCase(), c.toLowerCase());
-    if (d < bestDistance) { best = c; bestDistance = d; }
+    if (d < bestDistance) {
+      best = c;
+      bestDistance = d;
+    }
   }
   return bestDistance <= Math.max(1, Math.floor(word.length / 3)) ? best : undefined;
 }

@@ -23,7 +23,12 @@ export interface FieldSpec {
 }
 
 const FLAGS: Record<string, keyof ManifestField> = {
-  '!': 'required', '*': 'translatable', '~': 'search', '^': 'sort', '=': 'filter', '#': 'unique',
+  '!': 'required',
+  '*': 'translatable',
+  '~': 'search',
+  '^': 'sort',
+  '=': 'filter',
+  '#': 'unique',
 };
 
 // The modifiers come from the kernel's FieldSchema, so the syntax says whatever a
@@ -44,7 +49,10 @@ const literals = (p: PropSchema | undefined) => p?.enum ?? (p?.anyOf?.every((a) 
 
 const TYPE_NAMES: readonly string[] = FieldTypes;
 
-interface Token { text: string; quoted: boolean }
+interface Token {
+  text: string;
+  quoted: boolean;
+}
 
 /**
  * Splits on `sep` outside parentheses and quotes ("..." or '...', backslash
@@ -62,8 +70,12 @@ function splitTop(text: string, sep: string): string[] | string {
       else if (c === quote) quote = '';
     } else if (c === '"' || c === "'") quote = c;
     else if (c === '(') depth++;
-    else if (c === ')') { if (--depth < 0) return `unbalanced ")" at character ${i + 1}`; }
-    else if (c === sep && depth === 0) { out.push(text.slice(start, i)); start = i + 1; }
+    else if (c === ')') {
+      if (--depth < 0) return `unbalanced ")" at character ${i + 1}`;
+    } else if (c === sep && depth === 0) {
+      out.push(text.slice(start, i));
+      start = i + 1;
+    }
   }
   if (quote) return `unterminated ${quote} quote`;
   if (depth > 0) return 'unbalanced "("';
@@ -83,12 +95,21 @@ function unquote(raw: string): Token {
 /** "name:string(120)!,price:decimal(12,2)" → one FieldSpec per field. */
 export function parseFieldList(text: string, where: string, problems: Problems): FieldSpec[] {
   const parts = splitTop(text, ',');
-  if (typeof parts === 'string') { problems.add(where, `${parts} in "${text}"`); return []; }
+  if (typeof parts === 'string') {
+    problems.add(where, `${parts} in "${text}"`);
+    return [];
+  }
   const fields: FieldSpec[] = [];
   for (const part of parts.map((p) => p.trim())) {
-    if (!part) { problems.add(where, 'an empty field (two commas in a row, or a trailing comma)'); continue; }
+    if (!part) {
+      problems.add(where, 'an empty field (two commas in a row, or a trailing comma)');
+      continue;
+    }
     const colon = part.indexOf(':');
-    if (colon < 0) { problems.add(`${where}.${part}`, `needs a type: "${part}:string", "${part}:integer", ... (types: ${TYPE_NAMES.join(', ')})`); continue; }
+    if (colon < 0) {
+      problems.add(`${where}.${part}`, `needs a type: "${part}:string", "${part}:integer", ... (types: ${TYPE_NAMES.join(', ')})`);
+      continue;
+    }
     const name = part.slice(0, colon).trim();
     const field = parseFieldDefinition(name, part.slice(colon + 1), `${where}.${name}`, problems);
     if (field) fields.push(field);
@@ -99,20 +120,35 @@ export function parseFieldList(text: string, where: string, problems: Problems):
 /** "string(120)!~:label=Name" (what follows "name:") → a FieldSpec. */
 export function parseFieldDefinition(name: string, text: string, where: string, problems: Problems): FieldSpec | undefined {
   const parts = splitTop(text, ':');
-  if (typeof parts === 'string') { problems.add(where, `${parts} in "${text}"`); return undefined; }
+  if (typeof parts === 'string') {
+    problems.add(where, `${parts} in "${text}"`);
+    return undefined;
+  }
   const [typeToken, ...modifiers] = parts.map((p) => p.trim());
   const m = /^([A-Za-z]+)(?:\((.*)\))?([!*~^=#]*)$/s.exec(typeToken);
-  if (!m) { problems.add(where, `"${typeToken}" is not a type; write type(args) then flags, e.g. string(120)!^ (types: ${TYPE_NAMES.join(', ')})`); return undefined; }
+  if (!m) {
+    problems.add(where, `"${typeToken}" is not a type; write type(args) then flags, e.g. string(120)!^ (types: ${TYPE_NAMES.join(', ')})`);
+    return undefined;
+  }
   const [, type, args, flags] = m;
-  if (!TYPE_NAMES.includes(type)) { problems.add(where, `unknown type "${type}"${didYouMean(type, TYPE_NAMES)}; types: ${TYPE_NAMES.join(', ')}`); return undefined; }
+  if (!TYPE_NAMES.includes(type)) {
+    problems.add(where, `unknown type "${type}"${didYouMean(type, TYPE_NAMES)}; types: ${TYPE_NAMES.join(', ')}`);
+    return undefined;
+  }
   const spec: FieldSpec = { name, field: { type: type as ManifestField['type'] } };
   const field = spec.field as Record<string, unknown>;
   typeArguments(spec.field, args, where, problems);
   for (const flag of flags) field[FLAGS[flag]] = true;
   const given = new Set<string>();
   for (const raw of modifiers) {
-    if (!raw) { problems.add(where, 'an empty modifier (two colons in a row)'); continue; }
-    if (/^[!*~^=#]+$/.test(raw)) { for (const flag of raw) field[FLAGS[flag]] = true; continue; }
+    if (!raw) {
+      problems.add(where, 'an empty modifier (two colons in a row)');
+      continue;
+    }
+    if (/^[!*~^=#]+$/.test(raw)) {
+      for (const flag of raw) field[FLAGS[flag]] = true;
+      continue;
+    }
     const eq = raw.indexOf('=');
     const written = (eq < 0 ? raw : raw.slice(0, eq)).trim();
     const key = ALIASES[written] ?? written;
@@ -151,7 +187,10 @@ function typeArguments(f: ManifestField, args: string | undefined, where: string
       return;
     case 'decimal': {
       const d = /^(\d+)\s*(?:,\s*(\d+))?$/.exec(a);
-      if (!d) { problems.add(where, `decimal(${a}): write decimal(precision) or decimal(precision,scale), e.g. decimal(12,2)`); return; }
+      if (!d) {
+        problems.add(where, `decimal(${a}): write decimal(precision) or decimal(precision,scale), e.g. decimal(12,2)`);
+        return;
+      }
       f.precision = Number(d[1]);
       if (d[2] !== undefined) f.scale = Number(d[2]);
       return;
@@ -172,10 +211,15 @@ function typeArguments(f: ManifestField, args: string | undefined, where: string
 
 function option(spec: FieldSpec, key: string, value: Token, where: string, problems: Problems): void {
   const f = spec.field as Record<string, unknown>;
-  const bad = (what: string) => { problems.add(where, `${key}=${value.text}: ${what}`); };
+  const bad = (what: string) => {
+    problems.add(where, `${key}=${value.text}: ${what}`);
+  };
   if (key === 'default' || key === 'example') {
     const v = typedValue(spec.field.type, value, where, key, problems);
-    if (v !== undefined) { if (key === 'default') f.default = v; else spec.example = v; }
+    if (v !== undefined) {
+      if (key === 'default') f.default = v;
+      else spec.example = v;
+    }
     return;
   }
   if (key === 'values') {
@@ -190,9 +234,11 @@ function option(spec: FieldSpec, key: string, value: Token, where: string, probl
     if (words.includes(value.text)) f[key] = value.text;
     else bad(`one of ${words.join(', ')}${didYouMean(value.text, words)}`);
   } else if (prop.type === 'integer') {
-    if (/^\d+$/.test(value.text)) f[key] = Number(value.text); else bad('must be a whole number');
+    if (/^\d+$/.test(value.text)) f[key] = Number(value.text);
+    else bad('must be a whole number');
   } else if (prop.type === 'number') {
-    if (/^-?\d+(\.\d+)?$/.test(value.text)) f[key] = Number(value.text); else bad('must be a number');
+    if (/^-?\d+(\.\d+)?$/.test(value.text)) f[key] = Number(value.text);
+    else bad('must be a number');
   } else {
     f[key] = value.text;
   }
@@ -202,14 +248,25 @@ function option(spec: FieldSpec, key: string, value: Token, where: string, probl
 function typedValue(type: ManifestField['type'], value: Token, where: string, key: string, problems: Problems): unknown {
   const { text, quoted } = value;
   if (!quoted && text === 'null') return null;
-  const bad = (what: string) => { problems.add(where, `${key}=${text}: ${what}`); return undefined; };
+  const bad = (what: string) => {
+    problems.add(where, `${key}=${text}: ${what}`);
+    return undefined;
+  };
   switch (type) {
-    case 'integer': return /^-?\d+$/.test(text) ? Number(text) : bad('must be an integer');
-    case 'decimal': return /^-?\d+(\.\d+)?$/.test(text) ? text : bad('must be a decimal number, e.g. 0.00');
-    case 'boolean': return text === 'true' ? true : text === 'false' ? false : bad('must be true or false');
+    case 'integer':
+      return /^-?\d+$/.test(text) ? Number(text) : bad('must be an integer');
+    case 'decimal':
+      return /^-?\d+(\.\d+)?$/.test(text) ? text : bad('must be a decimal number, e.g. 0.00');
+    case 'boolean':
+      return text === 'true' ? true : text === 'false' ? false : bad('must be true or false');
     case 'json':
       if (quoted) return text;
-      try { return JSON.parse(text); } catch { return bad('must be JSON (quote plain text: "...")'); }
-    default: return text;
+      try {
+        return JSON.parse(text);
+      } catch {
+        return bad('must be JSON (quote plain text: "...")');
+      }
+    default:
+      return text;
   }
 }

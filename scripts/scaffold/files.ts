@@ -5,6 +5,7 @@
 // updated file must still hold what it held when the generator read it.
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { dirname, isAbsolute, relative } from 'node:path';
 import { ScaffoldError, type Problem } from './errors.ts';
 
@@ -40,7 +41,7 @@ export class FileList {
     for (const f of this.#files.values()) {
       const shown = display(f.path, root);
       if (f.action === 'create' && existsSync(f.path)) problems.push({ where: shown, message: 'exists already; the scaffolder never overwrites a file' });
-      if (f.action === 'update' && (!existsSync(f.path) || await readFile(f.path, 'utf8') !== f.previous)) {
+      if (f.action === 'update' && (!existsSync(f.path) || (await readFile(f.path, 'utf8')) !== f.previous)) {
         problems.push({ where: shown, message: 'changed while the scaffolder ran; run it again' });
       }
     }
@@ -53,7 +54,7 @@ export class FileList {
     const written: string[] = [];
     for (const f of this.#files.values()) {
       await mkdir(dirname(f.path), { recursive: true });
-      await writeFile(f.path, f.contents, { flag: f.action === 'create' ? 'wx' : 'w' });
+      await writeFile(f.path, await formatted(f.path, f.contents), { flag: f.action === 'create' ? 'wx' : 'w' });
       written.push(f.path);
     }
     return written;
@@ -64,4 +65,15 @@ export class FileList {
 export function display(path: string, root: string): string {
   const rel = relative(root, path);
   return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : path;
+}
+
+/**
+ * TypeScript as the project's formatter writes it (CI checks it: npm run format:check), under the
+ * target project's Prettier config, else Plinth's own; other files as rendered.
+ */
+async function formatted(path: string, contents: string): Promise<string> {
+  if (!path.endsWith('.ts')) return contents;
+  const prettier = await import('prettier');
+  const config = (await prettier.resolveConfig(path)) ?? (await prettier.resolveConfig(fileURLToPath(import.meta.url)));
+  return prettier.format(contents, { ...config, filepath: path });
 }

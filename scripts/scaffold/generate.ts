@@ -36,7 +36,7 @@ export interface Generated {
 }
 
 export async function generate(spec: ModuleSpec, opts: GenerateOptions): Promise<Generated> {
-  const templates = opts.templates ?? await loadTemplates();
+  const templates = opts.templates ?? (await loadTemplates());
   const project = await openProject(opts.paths);
   const problems = opts.problems ?? new Problems();
   const result = opts.addEntity ? await addToModule(spec, project, templates, problems) : await newModule(spec, project, templates, problems);
@@ -50,16 +50,23 @@ async function newModule(spec: ModuleSpec, project: Project, templates: Template
   const manifestFile = join(paths.manifestsDir, `${spec.module}.json`);
   const installed = project.manifests.find((l) => l.manifest.id === spec.module);
   if (installed || existsSync(manifestFile)) {
-    throw new ScaffoldError('SCAFFOLD_EXISTS', [{
-      where: `module "${spec.module}"`,
-      message: `exists already (${display(installed ? resolve(installed.file) : manifestFile, paths.root)}); nothing was written. Add entities to it with --add-entity, or pick another module id`,
-    }]);
+    throw new ScaffoldError('SCAFFOLD_EXISTS', [
+      {
+        where: `module "${spec.module}"`,
+        message: `exists already (${display(installed ? resolve(installed.file) : manifestFile, paths.root)}); nothing was written. Add entities to it with --add-entity, or pick another module id`,
+      },
+    ]);
   }
   const prefix = spec.prefix ?? DEFAULT_PREFIX;
   validateSpec(spec, { project, prefix }, problems);
   const plan = planModule(spec, project, prefix);
   const text = templates.manifest(manifestView(plan));
-  await kernelCheck(text, manifestFile, project, plan.entities.map((e) => e.name));
+  await kernelCheck(
+    text,
+    manifestFile,
+    project,
+    plan.entities.map((e) => e.name),
+  );
   const files = new FileList();
   files.addFile({ path: manifestFile, contents: text, action: 'create' });
   addTests(files, plan.given, { id: plan.id, opPrefix: plan.opPrefix, viewCode: plan.viewCode, manageCode: plan.manageCode }, new Map(plan.given.map((e) => [e.name, e])), project, templates);
@@ -85,11 +92,18 @@ async function addToModule(spec: ModuleSpec, project: Project, templates: Templa
 
   const added = spec.entities.map((e) => planEntity(e, manifest.id, prefix));
   const own = new Set([...(manifest.entities ?? []).map((e) => e.name), ...added.map((e) => e.name)]);
-  const referenced = added.flatMap((e) => Object.values(e.definition.fields))
-    .filter((f) => f.type === 'ref' && !own.has(f.entity!)).map((f) => project.entities.get(f.entity!)!.module);
+  const referenced = added
+    .flatMap((e) => Object.values(e.definition.fields))
+    .filter((f) => f.type === 'ref' && !own.has(f.entity!))
+    .map((f) => project.entities.get(f.entity!)!.module);
   const dependsOn = [...new Set([...(spec.dependsOn ?? []), ...referenced])].filter((m) => m !== manifest.id);
   const { text, notes } = addEntities(previous, manifest, added, codes, dependsOn, templates);
-  await kernelCheck(text, manifestFile, project, [...(manifest.entities ?? []), ...dependencyOrder(added)].map((e) => e.name));
+  await kernelCheck(
+    text,
+    manifestFile,
+    project,
+    [...(manifest.entities ?? []), ...dependencyOrder(added)].map((e) => e.name),
+  );
 
   const files = new FileList();
   files.addFile({ path: manifestFile, contents: text, action: 'update', previous });
@@ -103,8 +117,7 @@ async function addToModule(spec: ModuleSpec, project: Project, templates: Templa
   return { files, notes, manifestFile };
 }
 
-function addTests(files: FileList, entities: EntityPlan[], module: TestModule,
-  local: Map<string, EntityPlan>, project: Project, templates: Templates): void {
+function addTests(files: FileList, entities: EntityPlan[], module: TestModule, local: Map<string, EntityPlan>, project: Project, templates: Templates): void {
   const problems = new Problems();
   for (const e of entities) {
     const file = join(project.paths.testsDir, module.id, `${kebab(e.name)}.test.ts`);

@@ -8,12 +8,18 @@ export type JsonNode =
   | { kind: 'array'; start: number; end: number; items: JsonNode[] }
   | { kind: 'value'; start: number; end: number; value: unknown };
 
-export interface Edit { at: number; remove: number; insert: string }
+export interface Edit {
+  at: number;
+  remove: number;
+  insert: string;
+}
 
 /** Positions of every value in `text`, which must be valid JSON (JSON.parse it first). */
 export function scan(text: string): JsonNode {
   let i = 0;
-  const ws = () => { while (/\s/.test(text[i] ?? '')) i++; };
+  const ws = () => {
+    while (/\s/.test(text[i] ?? '')) i++;
+  };
   const str = (): string => {
     const start = i++;
     while (text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
@@ -53,7 +59,10 @@ export function scan(text: string): JsonNode {
       i++;
       return { kind: 'array', start, end: i, items };
     }
-    if (text[i] === '"') { const v = str(); return { kind: 'value', start, end: i, value: v }; }
+    if (text[i] === '"') {
+      const v = str();
+      return { kind: 'value', start, end: i, value: v };
+    }
     const m = /^(-?\d+(\.\d+)?([eE][+-]?\d+)?|true|false|null)/.exec(text.slice(i))!;
     i += m[0].length;
     return { kind: 'value', start, end: i, value: JSON.parse(m[0]) };
@@ -61,8 +70,7 @@ export function scan(text: string): JsonNode {
   return value();
 }
 
-export const member = (node: JsonNode | undefined, key: string): JsonNode | undefined =>
-  node?.kind === 'object' ? node.members.find((m) => m.key === key)?.value : undefined;
+export const member = (node: JsonNode | undefined, key: string): JsonNode | undefined => (node?.kind === 'object' ? node.members.find((m) => m.key === key)?.value : undefined);
 
 /** The whitespace a line starts with, for the line holding `at`. */
 function indentAt(text: string, at: number): string {
@@ -70,7 +78,11 @@ function indentAt(text: string, at: number): string {
   return /^[ \t]*/.exec(text.slice(lineStart))![0];
 }
 
-const reindent = (block: string, indent: string) => block.split('\n').map((line, i) => (i && line ? indent + line : line)).join('\n');
+const reindent = (block: string, indent: string) =>
+  block
+    .split('\n')
+    .map((line, i) => (i && line ? indent + line : line))
+    .join('\n');
 
 /**
  * Appends elements (JSON text, possibly several lines) to an array: one per

@@ -2,9 +2,7 @@
 // templates stay logic-less. The catalog module is the reference for every
 // default (labels, explicit onDelete, list columns, default sort, codes, menu).
 import type { Manifest, ManifestEntity, ManifestField } from '../../core/manifest/schema.ts';
-import {
-  camel, entityLabel, fieldLabel, inText, joinAnd, kebab, moduleName, pluralLabel, pluralSegment, capitalize,
-} from './names.ts';
+import { camel, entityLabel, fieldLabel, inText, joinAnd, kebab, moduleName, pluralLabel, pluralSegment, capitalize } from './names.ts';
 import type { Project } from './project.ts';
 import type { EntitySpec, ModuleSpec } from './spec.ts';
 
@@ -46,9 +44,31 @@ export interface ModulePlan {
 }
 
 // The key order of a field in the catalog manifest, so generated manifests read the same.
-const FIELD_KEYS: (keyof ManifestField)[] = ['type', 'entity', 'label', 'description', 'required', 'maxLength', 'minLength', 'pattern',
-  'precision', 'scale', 'values', 'default', 'minimum', 'maximum', 'onDelete', 'unique', 'index', 'translatable', 'internal',
-  'sort', 'search', 'filter', 'widget'];
+const FIELD_KEYS: (keyof ManifestField)[] = [
+  'type',
+  'entity',
+  'label',
+  'description',
+  'required',
+  'maxLength',
+  'minLength',
+  'pattern',
+  'precision',
+  'scale',
+  'values',
+  'default',
+  'minimum',
+  'maximum',
+  'onDelete',
+  'unique',
+  'index',
+  'translatable',
+  'internal',
+  'sort',
+  'search',
+  'filter',
+  'widget',
+];
 
 function orderField(f: ManifestField): ManifestField {
   const out: Record<string, unknown> = {};
@@ -60,7 +80,10 @@ function orderField(f: ManifestField): ManifestField {
 /** Up to three required fields that fit a column, then the first boolean (catalog: sku, name, price, isActive). */
 function defaultColumns(fields: Record<string, ManifestField>): string[] {
   const entries = Object.entries(fields).filter(([, f]) => !f.internal);
-  const columns = entries.filter(([, f]) => f.required && !['text', 'json', 'ref'].includes(f.type)).slice(0, 3).map(([n]) => n);
+  const columns = entries
+    .filter(([, f]) => f.required && !['text', 'json', 'ref'].includes(f.type))
+    .slice(0, 3)
+    .map(([n]) => n);
   const flag = entries.find(([, f]) => f.type === 'boolean');
   if (flag) columns.push(flag[0]);
   return columns.length ? columns : entries.slice(0, 1).map(([n]) => n);
@@ -98,10 +121,14 @@ export function planEntity(e: EntitySpec, moduleId: string, prefix: string): Ent
     ...(defaultSort ? { defaultSort } : {}),
   };
   return {
-    name: e.name, label, pluralLabel: plural, kebab: kebab(e.name),
+    name: e.name,
+    label,
+    pluralLabel: plural,
+    kebab: kebab(e.name),
     path: `${prefix}/${segment}`,
     menu: { label: capitalize(plural), path: `/${moduleId}/${segment}`, ...(e.icon ? { icon: e.icon } : {}) },
-    definition, examples,
+    definition,
+    examples,
   };
 }
 
@@ -112,8 +139,7 @@ export function dependencyOrder<T extends { name: string; definition: ManifestEn
   const done = new Set<string>();
   const remaining = [...entities];
   while (remaining.length) {
-    const ready = remaining.findIndex((e) => Object.values(e.definition.fields)
-      .every((f) => f.type !== 'ref' || f.entity === e.name || !names.has(f.entity!) || done.has(f.entity!)));
+    const ready = remaining.findIndex((e) => Object.values(e.definition.fields).every((f) => f.type !== 'ref' || f.entity === e.name || !names.has(f.entity!) || done.has(f.entity!)));
     const [next] = remaining.splice(ready < 0 ? 0 : ready, 1);
     placed.push(next);
     done.add(next.name);
@@ -128,11 +154,12 @@ export const manageDescription = (plurals: string[]) => `Create, change and dele
 function referencedModules(spec: ModuleSpec, project: Project): string[] {
   const own = new Set(spec.entities.map((e) => e.name));
   const out: string[] = [];
-  for (const e of spec.entities) for (const { field } of e.fields) {
-    if (field.type !== 'ref' || own.has(field.entity!)) continue;
-    const owner = project.entities.get(field.entity!)?.module;
-    if (owner && owner !== spec.module && !out.includes(owner)) out.push(owner);
-  }
+  for (const e of spec.entities)
+    for (const { field } of e.fields) {
+      if (field.type !== 'ref' || own.has(field.entity!)) continue;
+      const owner = project.entities.get(field.entity!)?.module;
+      if (owner && owner !== spec.module && !out.includes(owner)) out.push(owner);
+    }
   return out;
 }
 
@@ -140,8 +167,9 @@ export function planModule(spec: ModuleSpec, project: Project, prefix: string): 
   const given = spec.entities.map((e) => planEntity(e, spec.module, prefix));
   const plurals = given.map((e) => e.pluralLabel);
   const area = spec.area ?? DEFAULT_AREA;
-  const dependsOn = [...new Set(['core', ...(spec.dependsOn ?? []), ...referencedModules(spec, project)])]
-    .filter((m) => m !== spec.module && (m !== 'core' || project.manifests.some((l) => l.manifest.id === 'core')));
+  const dependsOn = [...new Set(['core', ...(spec.dependsOn ?? []), ...referencedModules(spec, project)])].filter(
+    (m) => m !== spec.module && (m !== 'core' || project.manifests.some((l) => l.manifest.id === 'core')),
+  );
   return {
     id: spec.module,
     opPrefix: camel(spec.module),

@@ -83,6 +83,8 @@ export const JS_WORDS = new Set(JS_RESERVED.split(/\s+/));
 export const SQL_WORDS = new Set(SQL_RESERVED.split(/\s+/));
 
 /** Entity names that collide with JavaScript globals (subjects, generated code, readers). */
-export const RESERVED_ENTITIES = new Set(`Array ArrayBuffer BigInt Boolean Buffer DataView Date Error EvalError Function Infinity Intl
+export const RESERVED_ENTITIES = new Set(
+  `Array ArrayBuffer BigInt Boolean Buffer DataView Date Error EvalError Function Infinity Intl
   Iterator JSON Map Math NaN Number Object Promise Proxy RangeError Record ReferenceError Reflect RegExp Set String Symbol SyntaxError
-  TypeError URIError URL WeakMap WeakRef WeakSet`.split(/\s+/));
+  TypeError URIError URL WeakMap WeakRef WeakSet`.split(/\s+/),
+);

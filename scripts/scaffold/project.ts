@@ -16,7 +16,11 @@ export interface Paths {
   helperFile: string;
 }
 
-export interface InstalledEntity { module: string; entity: ManifestEntity; path?: string }
+export interface InstalledEntity {
+  module: string;
+  entity: ManifestEntity;
+  path?: string;
+}
 
 export interface Project {
   paths: Paths;

@@ -60,8 +60,15 @@ export async function loadTemplates(dir = TEMPLATE_DIR): Promise<Templates> {
 export function entityView(e: EntityPlan): object {
   const d = e.definition;
   return {
-    name: d.name, label: d.label, description: d.description ?? null, scope: d.scope, table: d.table ?? null,
-    fields: d.fields, unique: d.unique ?? null, listColumns: d.listColumns, defaultSort: d.defaultSort ?? null,
+    name: d.name,
+    label: d.label,
+    description: d.description ?? null,
+    scope: d.scope,
+    table: d.table ?? null,
+    fields: d.fields,
+    unique: d.unique ?? null,
+    listColumns: d.listColumns,
+    defaultSort: d.defaultSort ?? null,
     path: e.path,
   };
 }
@@ -70,9 +77,15 @@ export const menuView = (e: EntityPlan, permission: string) => ({ item: { label:
 
 export function manifestView(plan: ModulePlan): object {
   return {
-    id: plan.id, name: plan.name, version: plan.version, description: plan.description, dependsOn: plan.dependsOn,
-    viewCode: plan.viewCode, manageCode: plan.manageCode,
-    viewDescription: plan.viewDescription, manageDescription: plan.manageDescription,
+    id: plan.id,
+    name: plan.name,
+    version: plan.version,
+    description: plan.description,
+    dependsOn: plan.dependsOn,
+    viewCode: plan.viewCode,
+    manageCode: plan.manageCode,
+    viewDescription: plan.viewDescription,
+    manageDescription: plan.manageDescription,
     subjects: plan.given.map((e) => e.name),
     entities: plan.entities.map(entityView),
     menu: plan.given.map((e) => menuView(e, plan.viewCode)),

@@ -15,7 +15,11 @@ function fits(f: ManifestField, s: string): boolean {
   const max = f.maxLength ?? (f.type === 'string' ? STRING_MAX : Infinity);
   if (s.length > max || s.length < (f.minLength ?? (f.required ? 1 : 0))) return false;
   if (f.pattern === undefined) return true;
-  try { return new RegExp(f.pattern, 'u').test(s); } catch { return false; }
+  try {
+    return new RegExp(f.pattern, 'u').test(s);
+  } catch {
+    return false;
+  }
 }
 
 /** Variations of an example: the example itself, then its last digit or letter stepped by n. */
@@ -38,9 +42,15 @@ function textSample(name: string, f: ManifestField, n: number, example: unknown)
     `${kebab(name)}-${n}`,
     `${kebab(name).toUpperCase()}-${n}`,
     `${ws.join('').toUpperCase()}${n}`,
-    `SM${letters}`, `S${letters}`, letters, `sm${letters.toLowerCase()}`, letters.toLowerCase(),
-    `${n}`, `${1000 + n}`,
-    `sample${n}@example.com`, `https://example.com/${kebab(name)}/${n}`,
+    `SM${letters}`,
+    `S${letters}`,
+    letters,
+    `sm${letters.toLowerCase()}`,
+    letters.toLowerCase(),
+    `${n}`,
+    `${1000 + n}`,
+    `sample${n}@example.com`,
+    `https://example.com/${kebab(name)}/${n}`,
   ];
   const padded = f.minLength ? candidates.map((c) => c.padEnd(f.minLength!, '0')) : [];
   return [...candidates, ...padded].find((c) => fits(f, c)) ?? NO_SAMPLE;
@@ -70,25 +80,38 @@ export function sampleValue(name: string, f: ManifestField, n: number, example?:
   const pad = (v: number) => String(v).padStart(2, '0');
   switch (f.type) {
     case 'string':
-    case 'text': return textSample(name, f, n, example);
-    case 'integer': return integerSample(f, n);
-    case 'decimal': return decimalSample(f, n);
-    case 'boolean': return n % 2 === 1;
-    case 'date': return `2026-${pad(n)}-15`;
-    case 'datetime': return `2026-${pad(n)}-15T10:30:00.000Z`;
-    case 'enum': return f.values![(n - 1) % f.values!.length];
-    case 'json': return { sample: n };
-    case 'ref': return null;
+    case 'text':
+      return textSample(name, f, n, example);
+    case 'integer':
+      return integerSample(f, n);
+    case 'decimal':
+      return decimalSample(f, n);
+    case 'boolean':
+      return n % 2 === 1;
+    case 'date':
+      return `2026-${pad(n)}-15`;
+    case 'datetime':
+      return `2026-${pad(n)}-15T10:30:00.000Z`;
+    case 'enum':
+      return f.values![(n - 1) % f.values!.length];
+    case 'json':
+      return { sample: n };
+    case 'ref':
+      return null;
   }
 }
 
 /** A value of the wrong type for the field (bodies are validated without coercion); json takes anything. */
 export function invalidValue(f: ManifestField): unknown {
   switch (f.type) {
-    case 'json': return NO_SAMPLE;
-    case 'integer': return 'not a number';
-    case 'boolean': return 'yes';
-    default: return 12345;
+    case 'json':
+      return NO_SAMPLE;
+    case 'integer':
+      return 'not a number';
+    case 'boolean':
+      return 'yes';
+    default:
+      return 12345;
   }
 }
 

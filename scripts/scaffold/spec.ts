@@ -48,31 +48,37 @@ export interface ModuleSpec {
 const Str = Type.String();
 const Opt = Type.Optional;
 
-const SpecEntity = Type.Object({
-  name: Str,
-  label: Opt(Str),
-  plural: Opt(Str),
-  icon: Opt(Str),
-  scope: Opt(Type.Union([Type.Literal('company'), Type.Literal('tenant')])),
-  description: Opt(Str),
-  table: Opt(Str),
-  listColumns: Opt(Type.Array(Str)),
-  defaultSort: Opt(Str),
-  unique: Opt(Type.Array(Type.Array(Str))),
-  fields: Type.Union([Str, Type.Record(Str, Type.Unknown())]),
-}, { additionalProperties: false });
+const SpecEntity = Type.Object(
+  {
+    name: Str,
+    label: Opt(Str),
+    plural: Opt(Str),
+    icon: Opt(Str),
+    scope: Opt(Type.Union([Type.Literal('company'), Type.Literal('tenant')])),
+    description: Opt(Str),
+    table: Opt(Str),
+    listColumns: Opt(Type.Array(Str)),
+    defaultSort: Opt(Str),
+    unique: Opt(Type.Array(Type.Array(Str))),
+    fields: Type.Union([Str, Type.Record(Str, Type.Unknown())]),
+  },
+  { additionalProperties: false },
+);
 
-const SpecFile = Type.Object({
-  $schema: Opt(Str),
-  module: Opt(Str),
-  name: Opt(Str),
-  description: Opt(Str),
-  version: Opt(Str),
-  area: Opt(Str),
-  prefix: Opt(Str),
-  dependsOn: Opt(Type.Array(Str)),
-  entities: Opt(Type.Array(SpecEntity)),
-}, { additionalProperties: false });
+const SpecFile = Type.Object(
+  {
+    $schema: Opt(Str),
+    module: Opt(Str),
+    name: Opt(Str),
+    description: Opt(Str),
+    version: Opt(Str),
+    area: Opt(Str),
+    prefix: Opt(Str),
+    dependsOn: Opt(Type.Array(Str)),
+    entities: Opt(Type.Array(SpecEntity)),
+  },
+  { additionalProperties: false },
+);
 
 /** A manifest field object, plus what only the scaffolder reads. */
 const SpecField = Type.Object({ ...FieldSchema.properties, list: Opt(Type.Boolean()), example: Opt(Type.Unknown()) }, { additionalProperties: false });
@@ -91,11 +97,17 @@ function ajvProblem(errors: typeof validateSpec.errors): string {
 
 async function readSpecFile(path: string): Promise<SpecFileData> {
   let text: string;
-  try { text = await readFile(path, 'utf8'); } catch (err) {
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
     throw badInput('--spec', `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
   let data: unknown;
-  try { data = JSON.parse(text); } catch (err) { throw badInput(path, `is not valid JSON: ${(err as Error).message}`); }
+  try {
+    data = JSON.parse(text);
+  } catch (err) {
+    throw badInput(path, `is not valid JSON: ${(err as Error).message}`);
+  }
   if (!validateSpec(data)) throw badInput(path, ajvProblem(validateSpec.errors));
   return data as SpecFileData;
 }
@@ -139,18 +151,30 @@ export async function buildSpec(args: CliArgs): Promise<{ spec: ModuleSpec; prob
   for (const e of args.entities) {
     const fields = e.fields.flatMap((text) => parseFieldList(text, e.name, problems));
     entities.push({
-      name: e.name, label: e.label, plural: e.plural, icon: e.icon, scope: e.scope ?? 'company',
-      listColumns: e.columns, defaultSort: e.defaultSort, fields,
+      name: e.name,
+      label: e.label,
+      plural: e.plural,
+      icon: e.icon,
+      scope: e.scope ?? 'company',
+      listColumns: e.columns,
+      defaultSort: e.defaultSort,
+      fields,
     });
   }
   if (!module || !entities.length) {
-    if (module) problems.add('--entity', 'name at least one entity: --entity <Name> --fields \'name:string(120)!\'');
+    if (module) problems.add('--entity', "name at least one entity: --entity <Name> --fields 'name:string(120)!'");
     problems.throwIfAny();
   }
   const pick = <K extends keyof ModuleSpec>(k: K): ModuleSpec[K] | undefined => (args[k as keyof CliArgs] ?? file?.[k]) as ModuleSpec[K] | undefined;
   const spec: ModuleSpec = {
-    module: module!, name: pick('name'), description: pick('description'), version: pick('version'),
-    area: pick('area'), prefix: pick('prefix'), dependsOn: pick('dependsOn'), entities,
+    module: module!,
+    name: pick('name'),
+    description: pick('description'),
+    version: pick('version'),
+    area: pick('area'),
+    prefix: pick('prefix'),
+    dependsOn: pick('dependsOn'),
+    entities,
   };
   return { spec, problems };
 }

@@ -39,7 +39,12 @@ export interface TestView {
   ops: Record<'list' | 'get' | 'create' | 'replace' | 'update' | 'delete', string>;
 }
 
-interface Target { name: string; definition: ManifestEntity; path?: string; examples: Record<string, unknown> }
+interface Target {
+  name: string;
+  definition: ManifestEntity;
+  path?: string;
+  examples: Record<string, unknown>;
+}
 
 /** Names the generated test already uses where references() declares its rows. */
 const TAKEN = new Set(['as', 'build', 'create', 'ctx', 'references', 'refs', 't', 'tenant']);
@@ -54,7 +59,10 @@ function samples(t: Target, n: number, problems: Problems, where: string): Recor
     if (f.type === 'ref' && f.required) continue;
     const v = sampleValue(name, f, n, t.examples[name]);
     if (v === NO_SAMPLE) {
-      problems.add(`${where ? `${where} ` : ''}${t.name}.${name}`, `no sample value fits ${f.pattern ? `pattern ${JSON.stringify(f.pattern)}` : 'its length limits'} for the generated tests; give one: :example=<value>`);
+      problems.add(
+        `${where ? `${where} ` : ''}${t.name}.${name}`,
+        `no sample value fits ${f.pattern ? `pattern ${JSON.stringify(f.pattern)}` : 'its length limits'} for the generated tests; give one: :example=<value>`,
+      );
       continue;
     }
     out[name] = v;
@@ -63,8 +71,7 @@ function samples(t: Target, n: number, problems: Problems, where: string): Recor
 }
 
 /** Only what a create needs: required fields without a default. */
-const minimal = (d: ManifestEntity, body: Record<string, unknown>) =>
-  Object.fromEntries(Object.entries(body).filter(([name]) => d.fields[name].required && d.fields[name].default === undefined));
+const minimal = (d: ManifestEntity, body: Record<string, unknown>) => Object.fromEntries(Object.entries(body).filter(([name]) => d.fields[name].required && d.fields[name].default === undefined));
 
 /** A one-line object literal broken after its top-level commas into lines of up to 110 characters. */
 function wrap(literal: string, indent: string): string {
@@ -74,11 +81,18 @@ function wrap(literal: string, indent: string): string {
   let start = 0;
   for (let i = 0; i < literal.length; i++) {
     const c = literal[i];
-    if (quoted) { if (c === '\\') i++; else if (c === "'") quoted = false; continue; }
+    if (quoted) {
+      if (c === '\\') i++;
+      else if (c === "'") quoted = false;
+      continue;
+    }
     if (c === "'") quoted = true;
     else if (c === '{' || c === '[') depth++;
     else if (c === '}' || c === ']') depth--;
-    else if (c === ',' && depth === 1) { parts.push(literal.slice(start, i + 1)); start = i + 2; }
+    else if (c === ',' && depth === 1) {
+      parts.push(literal.slice(start, i + 1));
+      start = i + 2;
+    }
   }
   parts.push(literal.slice(start));
   const lines: string[] = [];
@@ -106,12 +120,17 @@ export function planTest(entity: EntityPlan, module: TestModule, local: Map<stri
   // Rows to create first, dependencies before dependants; one row per target entity.
   const steps: string[] = [];
   const made = new Map<string, string>();
-  const refsOf = (t: Target): string[] => writable(t.definition).filter(([, f]) => f.type === 'ref' && f.required)
-    .map(([field, f]) => `${field}: ${create(f, `${t.name}.${field}`)}`);
+  const refsOf = (t: Target): string[] =>
+    writable(t.definition)
+      .filter(([, f]) => f.type === 'ref' && f.required)
+      .map(([field, f]) => `${field}: ${create(f, `${t.name}.${field}`)}`);
   const create = (f: ManifestField, at: string): string => {
     const name = f.entity!;
     if (made.has(name)) return made.get(name)!;
-    if (name === 'Company' && !project.entities.get(name)?.path) { made.set(name, 'tenant.companyId'); return 'tenant.companyId'; }
+    if (name === 'Company' && !project.entities.get(name)?.path) {
+      made.set(name, 'tenant.companyId');
+      return 'tenant.companyId';
+    }
     const lower = camel(name.charAt(0).toLowerCase() + name.slice(1));
     const variable = TAKEN.has(lower) || JS_WORDS.has(lower) ? `${lower}Row` : lower;
     if (name === 'User' && !project.entities.get(name)?.path) {
@@ -138,8 +157,16 @@ export function planTest(entity: EntityPlan, module: TestModule, local: Map<stri
   const differs = (name: string, a: number, b: number) => JSON.stringify(rows[a][name]) !== JSON.stringify(rows[b][name]);
   const filter = fields.find(([name, f]) => f.filter && !f.translatable && f.type !== 'json' && f.type !== 'ref' && name in rows[0] && differs(name, 0, 1));
   const searchable = fields.filter(([, f]) => f.search).map(([name]) => name);
-  const search = searchable.find((name) => typeof rows[0][name] === 'string'
-    && searchable.every((other) => !String(rows[1][other] ?? '').toLowerCase().includes(String(rows[0][name]).toLowerCase())));
+  const search = searchable.find(
+    (name) =>
+      typeof rows[0][name] === 'string' &&
+      searchable.every(
+        (other) =>
+          !String(rows[1][other] ?? '')
+            .toLowerCase()
+            .includes(String(rows[0][name]).toLowerCase()),
+      ),
+  );
   const refFilter = fields.find(([, f]) => f.filter && f.type === 'ref' && f.required);
   let list: TestView['list'];
   if (filter) list = { query: `${filter[0]}=${encodeURIComponent(queryValue(rows[0][filter[0]]))}`, what: `filtered by ${filter[0]}`, both: false };
@@ -150,8 +177,7 @@ export function planTest(entity: EntityPlan, module: TestModule, local: Map<stri
   const patchField = fields.find(([name, f]) => f.type !== 'ref' && !isSecret(f) && name in rows[0] && differs(name, 0, 2))?.[0];
   const writeOnly = fields.filter(([, f]) => isSecret(f)).map(([name]) => name);
   const patch = patchField ? { [patchField]: rows[0][patchField] } : {};
-  const missing = fields.find(([, f]) => f.required && f.default === undefined && !f.translatable)?.[0]
-    ?? fields.find(([, f]) => f.required && f.translatable)?.[0] ?? null;
+  const missing = fields.find(([, f]) => f.required && f.default === undefined && !f.translatable)?.[0] ?? fields.find(([, f]) => f.required && f.translatable)?.[0] ?? null;
   const invalidField = fields.find(([, f]) => invalidValue(f) !== NO_SAMPLE);
   let unknownField = 'unknownField';
   while (unknownField in entity.definition.fields) unknownField += 'X';

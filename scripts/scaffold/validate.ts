@@ -5,15 +5,15 @@
 import { FieldTypes, type Manifest } from '../../core/manifest/schema.ts';
 import { snake, tableName } from '../../core/model/entity-model.ts';
 import { Problems, didYouMean } from './errors.ts';
-import {
-  AREA, ENTITY_NAME, FIELD_NAME, ICON, JS_WORDS, KERNEL_FIELDS, MODULE_ID, PREFIX, RESERVED_ENTITIES, RESERVED_MODULES, SQL_WORDS,
-  capitalize, pluralSegment, words,
-} from './names.ts';
+import { AREA, ENTITY_NAME, FIELD_NAME, ICON, JS_WORDS, KERNEL_FIELDS, MODULE_ID, PREFIX, RESERVED_ENTITIES, RESERVED_MODULES, SQL_WORDS, capitalize, pluralSegment, words } from './names.ts';
 import { KERNEL_PATHS, type Project } from './project.ts';
 import type { EntitySpec, ModuleSpec } from './spec.ts';
 
 const pascal = (s: string) => words(s).map(capitalize).join('');
-const camelCase = (s: string) => { const p = pascal(s); return p.charAt(0).toLowerCase() + p.slice(1); };
+const camelCase = (s: string) => {
+  const p = pascal(s);
+  return p.charAt(0).toLowerCase() + p.slice(1);
+};
 const RANGE_TYPES = new Set(['integer', 'decimal', 'date', 'datetime']);
 const MAX_IDENTIFIER = 63;
 
@@ -80,7 +80,7 @@ function validateEntity(e: EntitySpec, problems: Problems): void {
   if (e.icon !== undefined && !ICON.test(e.icon)) problems.add(`${e.name} --icon`, `"${e.icon}" must be a lower-case icon name, e.g. box`);
   if (e.label !== undefined && !e.label.trim()) problems.add(`${e.name} --label`, 'cannot be empty');
   const unreadable = problems.list.some((p) => p.where === e.name || p.where.startsWith(`${e.name}.`));
-  if (!e.fields.length && !unreadable) problems.add(e.name, 'has no fields: --fields \'name:string(120)!\' after --entity');
+  if (!e.fields.length && !unreadable) problems.add(e.name, "has no fields: --fields 'name:string(120)!' after --entity");
   const columns = new Map<string, string>();
   const names = new Set(e.fields.map((f) => f.name));
   for (const { name, field } of e.fields) {
@@ -141,7 +141,10 @@ function validateReferences(spec: ModuleSpec, ctx: ValidationContext, own: Map<s
           stack.length = 0;
           break;
         }
-        if (!visited.has(next)) { visited.add(next); stack.push({ entity: next, path: [...path, next] }); }
+        if (!visited.has(next)) {
+          visited.add(next);
+          stack.push({ entity: next, path: [...path, next] });
+        }
       }
     }
   }

@@ -11,7 +11,9 @@ import type { Manifest } from '../../core/manifest/schema.ts';
 import { build, uniqueId } from '../helper.ts';
 
 const manifest: Manifest = {
-  id: 'notes', name: 'Notes', version: '1.0.0',
+  id: 'notes',
+  name: 'Notes',
+  version: '1.0.0',
   permissions: [
     { code: 'app:notes:own', description: 'own notes', grants: [{ action: ['read', 'update'], subject: 'Note', conditions: { ownerId: '${user.id}' } }] },
     { code: 'app:notes:company', description: "notes of the caller's companies", grants: [{ action: 'read', subject: 'Note', conditions: { companyId: { $in: '${user.companyIds}' } } }] },
@@ -26,10 +28,16 @@ function fakeRoles(roles: Record<string, string[]>) {
   let generation = 1;
   const dir = {
     roles,
-    invalidate() { generation++; },
+    invalidate() {
+      generation++;
+    },
     isStale: () => false,
-    async resolve(_tenant: string, names: string[]) { return { codes: [...new Set(names.flatMap((n) => roles[n] ?? []))], generation }; },
-    async codesFor(tenant: string, names: string[]) { return (await dir.resolve(tenant, names)).codes; },
+    async resolve(_tenant: string, names: string[]) {
+      return { codes: [...new Set(names.flatMap((n) => roles[n] ?? []))], generation };
+    },
+    async codesFor(tenant: string, names: string[]) {
+      return (await dir.resolve(tenant, names)).codes;
+    },
   };
   return dir;
 }
@@ -43,7 +51,11 @@ t.test('the permission catalog', async (t) => {
   t.same(catalog.all().sort(), manifest.permissions!.map((p) => p.code).sort());
   t.same(catalog.rules(['app:removed:code']), [], 'unknown codes grant nothing');
   const rules = catalog.rules(['app:notes:own', 'app:notes:company']);
-  t.same(rules.map((r) => r.conditions), [{ ownerId: '${user.id}' }, { companyId: { $in: '${user.companyIds}' } }], 'rules keep their placeholders');
+  t.same(
+    rules.map((r) => r.conditions),
+    [{ ownerId: '${user.id}' }, { companyId: { $in: '${user.companyIds}' } }],
+    'rules keep their placeholders',
+  );
   t.ok(usesCaller(rules[0].conditions));
   t.notOk(usesCaller(catalog.rules(['app:notes:no-drafts'])[0].conditions));
   t.same(bind(rules[1].conditions, caller('u-1', ['c-1', 'c-2'])), { companyId: { $in: ['c-1', 'c-2'] } });
@@ -68,8 +80,12 @@ t.test('one ability per tenant and role set, holding no caller value', async (t)
 
 t.test('accessFilter: {} for every row, null for none, conditions otherwise', async (t) => {
   const roles = fakeRoles({
-    viewer: ['app:notes:view'], none: [], owner: ['app:notes:own'], tags: ['app:notes:tags'],
-    noDrafts: ['app:notes:view', 'app:notes:no-drafts'], ownNoDrafts: ['app:notes:own', 'app:notes:no-drafts'],
+    viewer: ['app:notes:view'],
+    none: [],
+    owner: ['app:notes:own'],
+    tags: ['app:notes:tags'],
+    noDrafts: ['app:notes:view', 'app:notes:no-drafts'],
+    ownNoDrafts: ['app:notes:own', 'app:notes:no-drafts'],
     onlyDrafts: ['app:notes:no-drafts'],
   });
   const factory = new AbilityFactory(new PermissionCatalog([manifest]), roles as unknown as RoleDirectory);

@@ -13,10 +13,8 @@ const emOf = (ctx: TestContext, tenant: TestTenant) => {
   const tt = ctx.kernel.tenants.cached(tenant.id)!;
   return ctx.kernel.dbs.get(tt.connectionKey).em.fork({ schema: tt.schema });
 };
-const refresh = (ctx: TestContext, refreshToken: unknown) =>
-  ctx.app.inject({ method: 'POST', url: '/api/auth/refresh', payload: { refreshToken } });
-const me = (ctx: TestContext, token: string, headers: Record<string, string> = {}) =>
-  ctx.as(token, { method: 'GET', url: '/api/auth/me', headers });
+const refresh = (ctx: TestContext, refreshToken: unknown) => ctx.app.inject({ method: 'POST', url: '/api/auth/refresh', payload: { refreshToken } });
+const me = (ctx: TestContext, token: string, headers: Record<string, string> = {}) => ctx.as(token, { method: 'GET', url: '/api/auth/me', headers });
 const loginOk = async (ctx: TestContext, tenant: string, email: string): Promise<Tokens> => {
   const res = await ctx.login(tenant, email, PASSWORD);
   if (res.statusCode !== 200) throw new Error(`login failed: ${res.body}`);
@@ -173,13 +171,7 @@ t.test('refresh', async (t) => {
   });
 
   t.test('garbage and unknown tokens are 401', async (t) => {
-    const tokens = [
-      'x'.repeat(40),
-      `${uniqueId('nope')}.${'a'.repeat(43)}`,
-      `${tenant.id}.${'a'.repeat(43)}`,
-      `NOT_A_TENANT.${'a'.repeat(43)}`,
-      `.${'a'.repeat(43)}`,
-    ];
+    const tokens = ['x'.repeat(40), `${uniqueId('nope')}.${'a'.repeat(43)}`, `${tenant.id}.${'a'.repeat(43)}`, `NOT_A_TENANT.${'a'.repeat(43)}`, `.${'a'.repeat(43)}`];
     for (const token of tokens) {
       const res = await refresh(ctx, token);
       t.equal(res.statusCode, 401, token);
@@ -195,7 +187,7 @@ t.test('refresh', async (t) => {
   t.test('an expired refresh token is 401', async (t) => {
     const first = await loginOk(ctx, tenant.id, tenant.adminEmail);
     const em = emOf(ctx, tenant);
-    
+
     const n = await em.nativeUpdate(ctx.kernel.model('RefreshToken').schema, { tokenHash: hashRefreshToken(first.refreshToken) }, { expiresAt: new Date(Date.now() - 1000) });
     t.equal(n, 1);
     const res = await refresh(ctx, first.refreshToken);
@@ -322,7 +314,7 @@ t.test('me', async (t) => {
     t.equal(res.json().code, 'UNAUTHENTICATED');
   });
 
-  t.test('X-Company-Id picks one of the caller\'s companies', async (t) => {
+  t.test("X-Company-Id picks one of the caller's companies", async (t) => {
     const user = await ctx.user(tenant, { codes: ['erp:catalog:view'] });
     const second = await ctx.company(tenant, uniqueId('C'), [user.id]);
     const foreign = await ctx.company(tenant, uniqueId('F'));

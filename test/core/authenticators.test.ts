@@ -17,13 +17,21 @@ cpSync('manifests', manifestsDir, { recursive: true });
 // the shipped plugins as they are (linked: their imports resolve from their real place), and the probe's
 mkdirSync(pluginsDir);
 for (const id of readdirSync('plugins')) symlinkSync(resolve('plugins', id), join(pluginsDir, id));
-writeFileSync(join(manifestsDir, 'probe.json'), JSON.stringify({
-  id: 'probe', name: 'Probe', version: '1.0.0', dependsOn: ['catalog'],
-  routes: [{ method: 'GET', path: '/api/probe/whoami', handler: 'whoami', summary: 'who the key names', auth: 'probe-key', access: { action: 'read', subject: 'Product' } }],
-}));
+writeFileSync(
+  join(manifestsDir, 'probe.json'),
+  JSON.stringify({
+    id: 'probe',
+    name: 'Probe',
+    version: '1.0.0',
+    dependsOn: ['catalog'],
+    routes: [{ method: 'GET', path: '/api/probe/whoami', handler: 'whoami', summary: 'who the key names', auth: 'probe-key', access: { action: 'read', subject: 'Product' } }],
+  }),
+);
 mkdirSync(join(pluginsDir, 'probe'));
 const sdk = pathToFileURL(resolve('core/plugin-api.ts')).href;
-writeFileSync(join(pluginsDir, 'probe', 'index.ts'), `
+writeFileSync(
+  join(pluginsDir, 'probe', 'index.ts'),
+  `
 import { handler, httpError, Type } from '${sdk}';
 // "<tenant>:<role>:<secret>"; the role must exist in the tenant (looked up with system access)
 export const authenticators = {
@@ -44,7 +52,8 @@ export const handlers = {
   whoami: handler({ response: { 200: Type.Object({ kind: Type.String(), id: Type.String(), products: Type.Integer() }) } }, async (ctx) =>
     ({ kind: ctx.principal.kind, id: ctx.principal.id, products: await ctx.data('Product').count() })),
 };
-`);
+`,
+);
 
 const ctx = await build(t, { config: { manifestsDir, pluginsDir } });
 const tenant = await ctx.tenant();
@@ -52,7 +61,7 @@ await ctx.as(tenant.adminToken, { method: 'POST', url: '/api/products', payload:
 const viewer = await ctx.user(tenant, { codes: ['erp:catalog:view'], role: 'viewer' });
 const withKey = (key: string, url = '/api/probe/whoami') => ctx.app.inject({ method: 'GET', url, headers: { 'x-probe-key': key } });
 
-t.test('the route takes its authenticator\'s principal', async (t) => {
+t.test("the route takes its authenticator's principal", async (t) => {
   const res = await withKey(`${tenant.id}:viewer:open-sesame`);
   t.equal(res.statusCode, 200, res.body);
   t.same(res.json(), { kind: 'client', id: 'client-1', products: 1 }, 'scoped data access for a client');
@@ -64,7 +73,7 @@ t.test('and only that', async (t) => {
   t.equal(user.statusCode, 401, 'a user token is refused on a client route');
   t.equal((await withKey(`${tenant.id}:viewer:open-sesame`, '/api/products')).statusCode, 401, 'a key is refused on user routes');
   const none = await withKey(`${tenant.id}:member:open-sesame`);
-  t.equal(none.statusCode, 403, 'a client whose roles lack the route\'s permission');
+  t.equal(none.statusCode, 403, "a client whose roles lack the route's permission");
   t.equal(none.json().code, 'FORBIDDEN');
   t.equal((await withKey('no-such-tenant:viewer:open-sesame')).statusCode, 401, 'an unknown tenant');
 });

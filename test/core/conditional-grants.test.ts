@@ -11,13 +11,17 @@ import { build } from '../helper.ts';
 const manifestsDir = mkdtempSync(join(tmpdir(), 'plinth-grants-'));
 t.teardown(() => rmSync(manifestsDir, { recursive: true, force: true }));
 cpSync('manifests', manifestsDir, { recursive: true });
-const grant = (code: string, conditions: object) => ({ code, description: code, grants: [
-  { action: ['read', 'update', 'delete'], subject: 'Product', conditions },
-] });
-writeFileSync(join(manifestsDir, 'probe.json'), JSON.stringify({
-  id: 'probe', name: 'Probe', version: '1.0.0', dependsOn: ['catalog'],
-  permissions: [grant('probe:products:ne', { unit: { $ne: 'kg' } }), grant('probe:products:nin', { unit: { $nin: ['kg', 'litre'] } })],
-}));
+const grant = (code: string, conditions: object) => ({ code, description: code, grants: [{ action: ['read', 'update', 'delete'], subject: 'Product', conditions }] });
+writeFileSync(
+  join(manifestsDir, 'probe.json'),
+  JSON.stringify({
+    id: 'probe',
+    name: 'Probe',
+    version: '1.0.0',
+    dependsOn: ['catalog'],
+    permissions: [grant('probe:products:ne', { unit: { $ne: 'kg' } }), grant('probe:products:nin', { unit: { $nin: ['kg', 'litre'] } })],
+  }),
+);
 
 const ctx = await build(t, { config: { manifestsDir } });
 const tenant = await ctx.tenant();

@@ -18,14 +18,19 @@ if (onPglite) {
   const observer = new pg.Client({ connectionString: TEST_DATABASE_URL });
   await holder.connect();
   await observer.connect();
-  t.teardown(async () => { await holder.end(); await observer.end(); });
+  t.teardown(async () => {
+    await holder.end();
+    await observer.end();
+  });
 
   /** Resolves with the value, or with 'timeout' when the promise takes longer than ms. */
   const within = <T>(p: Promise<T>, ms: number) => Promise.race([p, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), ms).unref())]);
 
   /** The backend waiting on a lock the holder's session has, once it waits. */
   async function waiter(): Promise<number> {
-    const { rows: [{ pid: holderPid }] } = await holder.query('select pg_backend_pid() as pid');
+    const {
+      rows: [{ pid: holderPid }],
+    } = await holder.query('select pg_backend_pid() as pid');
     for (let i = 0; i < 200; i++) {
       const { rows } = await observer.query('select pid from pg_stat_activity where $1 = any(pg_blocking_pids(pid))', [holderPid]);
       if (rows.length) return rows[0].pid as number;

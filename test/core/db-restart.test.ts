@@ -17,8 +17,7 @@ if (unavailable) {
   t.teardown(() => server.destroy());
   const ctx = await build(t, { config: { databases: { main: server.url }, poolSize: POOL, dbAcquireTimeoutMs: 2000 } });
   const tenant = await ctx.tenant();
-  const api = (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object, headers: Record<string, string> = {}) =>
-    ctx.as(tenant.adminToken, { method, url, payload, headers });
+  const api = (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object, headers: Record<string, string> = {}) => ctx.as(tenant.adminToken, { method, url, payload, headers });
 
   const answers = new Map<number, number>();
   const bad: string[] = [];
@@ -44,8 +43,10 @@ if (unavailable) {
     while (running) {
       const sku = `R-${++serial}`;
       const res = await timed(api('POST', '/api/products', { sku, name: `Restart ${sku}`, price: '1.00' }));
-      if (res.statusCode === 201) { acked.add(sku); lastSuccessAt = Date.now(); }
-      else await new Promise((r) => setTimeout(r, 50));
+      if (res.statusCode === 201) {
+        acked.add(sku);
+        lastSuccessAt = Date.now();
+      } else await new Promise((r) => setTimeout(r, 50));
     }
   };
   /** Counts one product's stock up under If-Match; remembers the last acknowledged and the unanswered values. */
@@ -54,11 +55,20 @@ if (unavailable) {
     while (running) {
       const next = state.lastAcked + 1;
       const res = await timed(api('PATCH', `/api/products/${id}`, { stock: next }, { 'if-match': `"${state.version}"` }));
-      if (res.statusCode === 200) { state.lastAcked = next; state.version = res.json().version; state.unsure.clear(); lastSuccessAt = Date.now(); continue; }
+      if (res.statusCode === 200) {
+        state.lastAcked = next;
+        state.version = res.json().version;
+        state.unsure.clear();
+        lastSuccessAt = Date.now();
+        continue;
+      }
       if (res.statusCode === 503) state.unsure.add(next);
       // 412: a write answered with 503 did land; read where it stands
       const read = await timed(api('GET', `/api/products/${id}`));
-      if (read.statusCode === 200) { state.version = read.json().version; state.lastAcked = read.json().stock; }
+      if (read.statusCode === 200) {
+        state.version = read.json().version;
+        state.lastAcked = read.json().stock;
+      }
       await new Promise((r) => setTimeout(r, 50));
     }
     return state;
@@ -101,10 +111,20 @@ if (unavailable) {
       const table = `"${tenant.schema}"."${ctx.kernel.model('Product').table}"`;
       const { rows } = await direct.query(`select sku, count(*)::int as n from ${table} where sku like 'R-%' group by sku`);
       const stored = new Map(rows.map((r) => [r.sku as string, r.n as number]));
-      t.same([...acked].filter((sku) => !stored.has(sku)), [], `every acknowledged create is stored (${acked.size})`);
-      t.same([...stored].filter(([, n]) => n > 1), [], 'none is stored twice');
+      t.same(
+        [...acked].filter((sku) => !stored.has(sku)),
+        [],
+        `every acknowledged create is stored (${acked.size})`,
+      );
+      t.same(
+        [...stored].filter(([, n]) => n > 1),
+        [],
+        'none is stored twice',
+      );
       for (const s of states) {
-        const { rows: [row] } = await direct.query(`select stock from ${table} where id = $1`, [s.id]);
+        const {
+          rows: [row],
+        } = await direct.query(`select stock from ${table} where id = $1`, [s.id]);
         t.ok(row.stock === s.lastAcked || s.unsure.has(row.stock), `counter ${s.id}: stored ${row.stock}, last acknowledged ${s.lastAcked}`);
       }
     } finally {
@@ -112,7 +132,11 @@ if (unavailable) {
     }
 
     const burst = await Promise.all(Array.from({ length: POOL * 3 }, () => api('GET', '/api/products?size=5')));
-    t.same(burst.map((r) => r.statusCode), burst.map(() => 200), 'a burst wider than the pool is served: no slot was lost');
+    t.same(
+      burst.map((r) => r.statusCode),
+      burst.map(() => 200),
+      'a burst wider than the pool is served: no slot was lost',
+    );
     t.ok(ctx.kernel.dbs.poolStats().main.total <= POOL, 'the pool stays within its size');
     t.equal((await ctx.app.inject({ method: 'GET', url: '/health/ready' })).statusCode, 200, 'ready again');
   });

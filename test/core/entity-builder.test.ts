@@ -14,14 +14,22 @@ const BUILDER = join(FIXTURES, 'manifests', 'builder');
 /** Splits at top-level commas: not inside quotes or parentheses. */
 function topLevel(list: string): string[] {
   const parts: string[] = [];
-  let depth = 0; let quote: string | null = null; let start = 0;
+  let depth = 0;
+  let quote: string | null = null;
+  let start = 0;
   for (let i = 0; i < list.length; i++) {
     const c = list[i];
-    if (quote) { if (c === quote) quote = null; continue; }
+    if (quote) {
+      if (c === quote) quote = null;
+      continue;
+    }
     if (c === "'" || c === '"') quote = c;
     else if (c === '(') depth++;
     else if (c === ')') depth--;
-    else if (c === ',' && depth === 0) { parts.push(list.slice(start, i).trim()); start = i + 1; }
+    else if (c === ',' && depth === 0) {
+      parts.push(list.slice(start, i).trim());
+      start = i + 1;
+    }
   }
   parts.push(list.slice(start).trim());
   return parts;
@@ -118,7 +126,10 @@ t.test('DDL for a tenant schema', async (t) => {
     has(t, `alter table "${schema}"."kit_boxes" add constraint "kit_boxes_other_id_foreign" foreign key ("other_id") references "${schema}"."org_companies" ("id") on delete restrict;`);
     has(t, `alter table "${schema}"."kit_tags" add constraint "kit_tags_box_id_foreign" foreign key ("box_id") references "${schema}"."kit_boxes" ("id") on delete restrict;`);
     // every ref field and only those: onDelete as declared, restrict when unset
-    const foreign = statements(ddl, new RegExp(`^alter table "${schema}"\\."(\\w+)" add constraint "[^"]+" foreign key \\("(\\w+)"\\) references "${schema}"\\."(\\w+)" \\("id"\\) on delete ([a-z ]+);$`, 'gm'));
+    const foreign = statements(
+      ddl,
+      new RegExp(`^alter table "${schema}"\\."(\\w+)" add constraint "[^"]+" foreign key \\("(\\w+)"\\) references "${schema}"\\."(\\w+)" \\("id"\\) on delete ([a-z ]+);$`, 'gm'),
+    );
     t.same(foreign, [
       [LONG, 'a_long_reference_to_the_company_entity_id', 'org_companies', 'restrict'],
       ['kit_boxes', 'org_id', 'org_companies', 'cascade'],
@@ -126,22 +137,32 @@ t.test('DDL for a tenant schema', async (t) => {
       ['kit_boxes', 'parent_id', 'kit_boxes', 'set null'],
       ['kit_tags', 'box_id', 'kit_boxes', 'restrict'],
     ]);
-    for (const [table, column] of foreign) t.ok(indexes.some(([tb, cols]) => tb === table && cols === `"${column}"`), `${table}.${column} indexed`);
+    for (const [table, column] of foreign)
+      t.ok(
+        indexes.some(([tb, cols]) => tb === table && cols === `"${column}"`),
+        `${table}.${column} indexed`,
+      );
   });
 
   await t.test('indexes declared by a field', async (t) => {
     has(t, `create index "kit_boxes_qty_index" on "${schema}"."kit_boxes" ("qty");`);
     // besides company_id and refs, only fields with `index: true` get an index
     const implied = new Set(['"company_id"', '"parent_id"', '"org_id"', '"other_id"', '"box_id"', '"a_long_reference_to_the_company_entity_id"']);
-    t.same(indexes.filter(([, cols]) => !implied.has(cols)), [
-      [LONG, '"an_extraordinarily_long_field_name_for_tests"'],
-      ['kit_boxes', '"qty"'],
-    ]);
+    t.same(
+      indexes.filter(([, cols]) => !implied.has(cols)),
+      [
+        [LONG, '"an_extraordinarily_long_field_name_for_tests"'],
+        ['kit_boxes', '"qty"'],
+      ],
+    );
   });
 
   await t.test('constraint names stay within 63 characters', async (t) => {
     const names = [...ddl.matchAll(/(?:constraint|index) "([^"]+)"/g)].map((m) => m[1]);
-    t.ok(names.some((n) => n.startsWith('kit_a_table_name_long_enough')), 'the long table has constraints');
+    t.ok(
+      names.some((n) => n.startsWith('kit_a_table_name_long_enough')),
+      'the long table has constraints',
+    );
     for (const name of names) t.ok(name.length <= 63, `${name} (${name.length})`);
     t.equal(new Set(names).size, names.length, 'names are distinct');
   });
@@ -179,7 +200,10 @@ t.test('on a real schema', async (t) => {
 
   await t.test('the versions of each module are recorded', async (t) => {
     const rows = await q(`select module, version, digest from "${schema}"."${VERSION_TABLE}" order by module`);
-    t.same(rows, kernel.versions.map((v) => ({ module: v.module, version: v.version, digest: v.digest })).sort((a, b) => a.module.localeCompare(b.module)));
+    t.same(
+      rows,
+      kernel.versions.map((v) => ({ module: v.module, version: v.version, digest: v.digest })).sort((a, b) => a.module.localeCompare(b.module)),
+    );
   });
 
   await t.test('column defaults hold for rows written without them', async (t) => {
@@ -204,12 +228,18 @@ t.test('on a real schema', async (t) => {
     const [org] = await q(`insert into "${schema}".org_companies (id, code, created_at, updated_at) values (gen_random_uuid(), 'C', now(), now()) returning id`);
     const [other] = await q(`insert into "${schema}".org_companies (id, code, created_at, updated_at) values (gen_random_uuid(), 'D', now(), now()) returning id`);
     const insertBox = (label: string, extra = '', values: unknown[] = []) =>
-      q(`insert into "${schema}".kit_boxes (id, company_id, label, org_id, created_at, updated_at${extra ? `, ${extra}` : ''})
-         values (gen_random_uuid(), gen_random_uuid(), ?, ?, now(), now()${values.map(() => ', ?').join('')}) returning id`, [label, org.id, ...values]);
+      q(
+        `insert into "${schema}".kit_boxes (id, company_id, label, org_id, created_at, updated_at${extra ? `, ${extra}` : ''})
+         values (gen_random_uuid(), gen_random_uuid(), ?, ?, now(), now()${values.map(() => ', ?').join('')}) returning id`,
+        [label, org.id, ...values],
+      );
     await t.rejects(insertBox('bad-kind', 'kind', ['z']), { code: '23514' }, 'check violation');
     const [parent] = await insertBox('parent', 'other_id', [other.id]);
     const [child] = await insertBox('child', 'parent_id', [parent.id]);
-    const restricted = await q(`delete from "${schema}".org_companies where id = ?`, [other.id]).then(() => undefined, (e: { code?: string }) => e);
+    const restricted = await q(`delete from "${schema}".org_companies where id = ?`, [other.id]).then(
+      () => undefined,
+      (e: { code?: string }) => e,
+    );
     // PostgreSQL 15 reports a RESTRICT violation as 23503, 17+ (PGlite) as 23001 restrict_violation
     t.ok(['23503', '23001'].includes(restricted?.code ?? ''), 'restrict');
     await q(`update "${schema}".kit_boxes set other_id = null where id = ?`, [parent.id]);

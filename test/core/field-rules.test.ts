@@ -11,23 +11,37 @@ import { build } from '../helper.ts';
 const manifestsDir = mkdtempSync(join(tmpdir(), 'plinth-fields-'));
 t.teardown(() => rmSync(manifestsDir, { recursive: true, force: true }));
 cpSync('manifests', manifestsDir, { recursive: true });
-writeFileSync(join(manifestsDir, 'probe.json'), JSON.stringify({
-  id: 'probe', name: 'Probe', version: '1.0.0', dependsOn: ['catalog'],
-  permissions: [
-    // every product's public fields; the whole row of kg products
-    { code: 'probe:products:public', description: 'public fields', grants: [
-      { action: 'read', subject: 'Product', fields: ['sku', 'name', 'price', 'currency', 'unit'] },
-      { action: 'read', subject: 'Product', conditions: { unit: 'kg' } },
-    ] },
-    // stock anywhere, price only of kg products, on create only sku, name and price
-    { code: 'probe:products:stock', description: 'stock clerk', grants: [
-      { action: 'read', subject: 'Product' },
-      { action: 'update', subject: 'Product', fields: ['stock'] },
-      { action: 'update', subject: 'Product', fields: ['price'], conditions: { unit: 'kg' } },
-      { action: 'create', subject: 'Product', fields: ['sku', 'name', 'price'] },
-    ] },
-  ],
-}));
+writeFileSync(
+  join(manifestsDir, 'probe.json'),
+  JSON.stringify({
+    id: 'probe',
+    name: 'Probe',
+    version: '1.0.0',
+    dependsOn: ['catalog'],
+    permissions: [
+      // every product's public fields; the whole row of kg products
+      {
+        code: 'probe:products:public',
+        description: 'public fields',
+        grants: [
+          { action: 'read', subject: 'Product', fields: ['sku', 'name', 'price', 'currency', 'unit'] },
+          { action: 'read', subject: 'Product', conditions: { unit: 'kg' } },
+        ],
+      },
+      // stock anywhere, price only of kg products, on create only sku, name and price
+      {
+        code: 'probe:products:stock',
+        description: 'stock clerk',
+        grants: [
+          { action: 'read', subject: 'Product' },
+          { action: 'update', subject: 'Product', fields: ['stock'] },
+          { action: 'update', subject: 'Product', fields: ['price'], conditions: { unit: 'kg' } },
+          { action: 'create', subject: 'Product', fields: ['sku', 'name', 'price'] },
+        ],
+      },
+    ],
+  }),
+);
 
 const ctx = await build(t, { config: { manifestsDir } });
 const tenant = await ctx.tenant();
@@ -52,7 +66,14 @@ t.test('reads: hidden fields are null, per row where a rule is conditional', asy
   const res = await get('/api/products?sort=sku');
   t.equal(res.statusCode, 200, res.body);
   const listed = res.json().items;
-  t.same(listed.map((p: { sku: string; stock: number | null }) => [p.sku, p.stock]), [['F-KG', 40], ['F-PC', null]], 'lists alike');
+  t.same(
+    listed.map((p: { sku: string; stock: number | null }) => [p.sku, p.stock]),
+    [
+      ['F-KG', 40],
+      ['F-PC', null],
+    ],
+    'lists alike',
+  );
 });
 
 t.test('writes: a field the caller may not change is refused, naming it', async (t) => {
@@ -82,10 +103,16 @@ t.test('a grant naming a field its subject lacks stops the start', async (t) => 
   const dir = mkdtempSync(join(tmpdir(), 'plinth-fields-bad-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   cpSync('manifests', dir, { recursive: true });
-  writeFileSync(join(dir, 'probe.json'), JSON.stringify({
-    id: 'probe', name: 'Probe', version: '1.0.0', dependsOn: ['catalog'],
-    permissions: [{ code: 'probe:products:bad', description: 'bad', grants: [{ action: 'read', subject: 'Product', fields: ['sku', 'cost'] }] }],
-  }));
+  writeFileSync(
+    join(dir, 'probe.json'),
+    JSON.stringify({
+      id: 'probe',
+      name: 'Probe',
+      version: '1.0.0',
+      dependsOn: ['catalog'],
+      permissions: [{ code: 'probe:products:bad', description: 'bad', grants: [{ action: 'read', subject: 'Product', fields: ['sku', 'cost'] }] }],
+    }),
+  );
   const { loadManifests } = await import('../../core/manifest/loader.ts');
   await t.rejects(loadManifests(dir), /probe\.json.*\/permissions\/0\/grants\/0\/fields\/1.*no field "cost" on Product/s);
 });

@@ -17,7 +17,12 @@ const kernel = await openKernel(testConfig({ bodyLimit: BODY_LIMIT }));
 const app = await buildApp(kernel, { logger: false });
 // lets a test hold the app half-closed: closing, but its connections still open
 let holdClose: { reached: () => void; released: Promise<void> } | undefined;
-app.addHook('preClose', async () => { if (holdClose) { holdClose.reached(); await holdClose.released; } });
+app.addHook('preClose', async () => {
+  if (holdClose) {
+    holdClose.reached();
+    await holdClose.released;
+  }
+});
 await app.listen({ port: 0, host: '127.0.0.1' });
 const { port } = app.server.address() as AddressInfo;
 let closed = false;
@@ -26,7 +31,12 @@ t.teardown(async () => {
   await kernel.close();
 });
 
-interface Response { status: number; headers: Record<string, string>; body: string; json: () => any }
+interface Response {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  json: () => any;
+}
 
 /** One client connection that reads responses as they come. */
 class Connection {
@@ -35,11 +45,19 @@ class Connection {
   #closed = false;
   #wake: (() => void)[] = [];
   constructor() {
-    this.socket.on('data', (d) => { this.#buf = Buffer.concat([this.#buf, d]); this.#notify(); });
-    this.socket.on('close', () => { this.#closed = true; this.#notify(); });
+    this.socket.on('data', (d) => {
+      this.#buf = Buffer.concat([this.#buf, d]);
+      this.#notify();
+    });
+    this.socket.on('close', () => {
+      this.#closed = true;
+      this.#notify();
+    });
     this.socket.on('error', () => {});
   }
-  #notify() { for (const w of this.#wake.splice(0)) w(); }
+  #notify() {
+    for (const w of this.#wake.splice(0)) w();
+  }
   async #until<T>(f: () => T | undefined): Promise<T> {
     const deadline = setTimeout(() => this.socket.destroy(), 5000);
     try {
@@ -49,9 +67,14 @@ class Connection {
         if (this.#closed) throw new Error('connection closed');
         await new Promise<void>((r) => this.#wake.push(r));
       }
-    } finally { clearTimeout(deadline); }
+    } finally {
+      clearTimeout(deadline);
+    }
   }
-  send(data: string | Buffer) { this.socket.write(data); return this; }
+  send(data: string | Buffer) {
+    this.socket.write(data);
+    return this;
+  }
   /** The next whole response (every answer here carries Content-Length). */
   response(): Promise<Response> {
     return this.#until(() => {
@@ -68,8 +91,12 @@ class Connection {
     });
   }
   /** Resolves once the server has closed the connection. */
-  closed(): Promise<true> { return this.#until(() => (this.#closed ? true : undefined)).catch(() => true as const); }
-  end() { this.socket.destroy(); }
+  closed(): Promise<true> {
+    return this.#until(() => (this.#closed ? true : undefined)).catch(() => true as const);
+  }
+  end() {
+    this.socket.destroy();
+  }
 }
 
 const get = (path: string, extra = '') => `GET ${path} HTTP/1.1\r\nHost: test\r\n${extra}\r\n`;
@@ -91,15 +118,20 @@ async function expectClosingRefusal(t: Test, request: string | Buffer, status: n
   t.ok(await c.closed(), `${what}: the server closed the connection`);
 }
 
-t.test('what Node\'s parser refuses is a problem, and the connection is closed', async (t) => {
+t.test("what Node's parser refuses is a problem, and the connection is closed", async (t) => {
   await expectClosingRefusal(t, get('/health/live', `X-Big: ${'a'.repeat(20_000)}\r\n`), 431, 'HEADERS_TOO_LARGE', 'oversized headers');
   await expectClosingRefusal(t, get('/health/live', 'X-Odd: a\x01b\r\n'), 400, 'VALIDATION_FAILED', 'a control character in a header');
   // a NUL in a header value never reaches a route: the input guard needs not check headers
   await expectClosingRefusal(t, get('/health/live', 'X-Nul: a\x00b\r\n'), 400, 'VALIDATION_FAILED', 'NUL in a header');
   await expectClosingRefusal(t, 'GARBAGE\r\n\r\n', 400, 'VALIDATION_FAILED', 'a bad request line');
   await expectClosingRefusal(t, 'GET /health/live HTTP/9.9\r\nHost: test\r\n\r\n', 400, 'VALIDATION_FAILED', 'an unknown HTTP version');
-  await expectClosingRefusal(t, 'POST /api/auth/login HTTP/1.1\r\nHost: test\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
-    400, 'VALIDATION_FAILED', 'Content-Length beside Transfer-Encoding');
+  await expectClosingRefusal(
+    t,
+    'POST /api/auth/login HTTP/1.1\r\nHost: test\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+    400,
+    'VALIDATION_FAILED',
+    'Content-Length beside Transfer-Encoding',
+  );
   await expectClosingRefusal(t, 'GET /health/live HTTP/1.1\r\n\r\n', 400, 'VALIDATION_FAILED', 'HTTP/1.1 without Host');
 
   const old = new Connection().send('GET /health/live HTTP/1.0\r\n\r\n');
@@ -149,17 +181,34 @@ t.test('refusals that leave the connection clean keep it serving', async (t) => 
 t.test('a body over the limit is 413; with its rest unread the connection is closed', async (t) => {
   const body = JSON.stringify({ name: 'x'.repeat(BODY_LIMIT) });
   await expectClosingRefusal(t, post('/api/auth/login', body), 413, 'PAYLOAD_TOO_LARGE', 'a body over the limit, sent');
-  await expectClosingRefusal(t, `POST /api/auth/login HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: ${BODY_LIMIT * 100}\r\n\r\n{`,
-    413, 'PAYLOAD_TOO_LARGE', 'a body over the limit, announced');
-  await expectClosingRefusal(t, `POST /api/auth/login HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${(BODY_LIMIT + 10).toString(16)}\r\n${'x'.repeat(BODY_LIMIT + 10)}\r\n`,
-    413, 'PAYLOAD_TOO_LARGE', 'a chunked body over the limit');
+  await expectClosingRefusal(
+    t,
+    `POST /api/auth/login HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: ${BODY_LIMIT * 100}\r\n\r\n{`,
+    413,
+    'PAYLOAD_TOO_LARGE',
+    'a body over the limit, announced',
+  );
+  await expectClosingRefusal(
+    t,
+    `POST /api/auth/login HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${(BODY_LIMIT + 10).toString(16)}\r\n${'x'.repeat(BODY_LIMIT + 10)}\r\n`,
+    413,
+    'PAYLOAD_TOO_LARGE',
+    'a chunked body over the limit',
+  );
 });
 
 t.test('while the server closes, a request on an open connection is 503 with Retry-After, and the connection closes', async (t) => {
   const c = new Connection();
   t.equal((await c.send(get('/health/live')).response()).status, 200, 'connection open');
   let release!: () => void;
-  const reached = new Promise<void>((resolve) => { holdClose = { reached: resolve, released: new Promise((r) => { release = r; }) }; });
+  const reached = new Promise<void>((resolve) => {
+    holdClose = {
+      reached: resolve,
+      released: new Promise((r) => {
+        release = r;
+      }),
+    };
+  });
   const closing = app.close();
   closed = true;
   await reached;

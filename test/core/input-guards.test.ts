@@ -16,17 +16,42 @@ const product = (body: Record<string, unknown>) => api('POST', '/api/products', 
 /** A 400 VALIDATION_FAILED problem whose errors name `path`. */
 function expectInvalid(t: Test, res: Awaited<ReturnType<typeof api>>, path: string, what: string) {
   expectProblem(t, res, 400, 'VALIDATION_FAILED', what);
-  t.ok(res.json().errors?.some((e: { path: string }) => e.path === path), `${what}: errors name ${path}: ${res.body}`);
+  t.ok(
+    res.json().errors?.some((e: { path: string }) => e.path === path),
+    `${what}: errors name ${path}: ${res.body}`,
+  );
 }
 
 t.test('date formats accept exactly the values PostgreSQL and Date round-trip', async (t) => {
   for (const s of ['0001-01-01', '9999-12-31', '2024-02-29', '2000-02-29']) t.ok(isDate(s), s);
   for (const s of ['0000-01-01', '0000-12-31', '10000-01-01', '2023-02-29', '1900-02-29', '2024-04-31', '2024-13-01', '2024-00-10', '2024-1-01', '2024-01-01T00:00:00Z']) t.notOk(isDate(s), s);
-  for (const s of ['0001-01-01T00:00:00Z', '0001-01-01T00:30:00-01:00', '9999-12-31T23:59:59.999Z', '9999-12-31T23:59:59.9990Z',
-    '9999-12-31T23:30:00+01:00', '2020-01-01t00:00:00z', '2020-01-01 12:00:00.123456+15:59', '2020-06-30T23:59:59-12:00']) t.ok(isDateTime(s), s);
-  for (const s of ['0000-01-01T00:00:00Z', '0001-01-01T00:30:00+01:00', '9999-12-31T23:59:59.9991Z', '9999-12-31T23:30:00-01:00',
-    '2020-01-01T23:59:60Z', '2020-01-01T24:00:00Z', '2020-01-01T00:60:00Z', '2020-01-01T00:00:00', '2020-01-01T00:00Z',
-    '2020-01-01T00:00:00+16:00', '2020-01-01T00:00:00+01:60', '2023-02-29T00:00:00Z', '+010000-01-01T00:00:00.000Z']) t.notOk(isDateTime(s), s);
+  for (const s of [
+    '0001-01-01T00:00:00Z',
+    '0001-01-01T00:30:00-01:00',
+    '9999-12-31T23:59:59.999Z',
+    '9999-12-31T23:59:59.9990Z',
+    '9999-12-31T23:30:00+01:00',
+    '2020-01-01t00:00:00z',
+    '2020-01-01 12:00:00.123456+15:59',
+    '2020-06-30T23:59:59-12:00',
+  ])
+    t.ok(isDateTime(s), s);
+  for (const s of [
+    '0000-01-01T00:00:00Z',
+    '0001-01-01T00:30:00+01:00',
+    '9999-12-31T23:59:59.9991Z',
+    '9999-12-31T23:30:00-01:00',
+    '2020-01-01T23:59:60Z',
+    '2020-01-01T24:00:00Z',
+    '2020-01-01T00:60:00Z',
+    '2020-01-01T00:00:00',
+    '2020-01-01T00:00Z',
+    '2020-01-01T00:00:00+16:00',
+    '2020-01-01T00:00:00+01:60',
+    '2023-02-29T00:00:00Z',
+    '+010000-01-01T00:00:00.000Z',
+  ])
+    t.notOk(isDateTime(s), s);
   // every instant Date can write in range is accepted
   const lo = Date.parse('0001-01-01T00:00:00Z');
   const hi = Date.parse('9999-12-31T23:59:59.999Z');
@@ -37,9 +62,16 @@ t.test('date formats accept exactly the values PostgreSQL and Date round-trip', 
 });
 
 t.test('bodies: dates outside the range are 400 naming the field, the bounds themselves are stored and read back', async (t) => {
-  for (const [field, value] of [['availableFrom', '0000-01-01'], ['availableFrom', '2023-02-29'], ['availableFrom', '10000-01-01'],
-    ['discontinuedAt', '0000-01-01T00:00:00Z'], ['discontinuedAt', '0001-01-01T00:30:00+01:00'], ['discontinuedAt', '9999-12-31T23:30:00-01:00'],
-    ['discontinuedAt', '2020-01-01T23:59:60Z'], ['discontinuedAt', '2020-01-01T00:00:00+16:00']]) {
+  for (const [field, value] of [
+    ['availableFrom', '0000-01-01'],
+    ['availableFrom', '2023-02-29'],
+    ['availableFrom', '10000-01-01'],
+    ['discontinuedAt', '0000-01-01T00:00:00Z'],
+    ['discontinuedAt', '0001-01-01T00:30:00+01:00'],
+    ['discontinuedAt', '9999-12-31T23:30:00-01:00'],
+    ['discontinuedAt', '2020-01-01T23:59:60Z'],
+    ['discontinuedAt', '2020-01-01T00:00:00+16:00'],
+  ]) {
     expectInvalid(t, await product({ [field]: value }), `/${field}`, `${field} ${value}`);
   }
   const low = expectStatus(await product({ availableFrom: '0001-01-01', discontinuedAt: '0001-01-01T00:00:00Z' }), 201, 'lowest');
@@ -51,15 +83,19 @@ t.test('bodies: dates outside the range are 400 naming the field, the bounds the
   t.same(expectStatus(await api('GET', `/api/products/${high.id}`), 200, 'read').discontinuedAt, '9999-12-31T23:59:59.999Z');
 
   const lead = expectStatus(await api('POST', '/api/crm/leads', { title: 'Lead', companyName: 'Prospect', lastName: 'Doe' }), 201, 'lead');
-  expectInvalid(t, await api('POST', `/api/crm/leads/${lead.id}/convert`, { opportunity: { expectedCloseDate: '0000-01-01' } }),
-    '/opportunity/expectedCloseDate', 'a custom route');
+  expectInvalid(t, await api('POST', `/api/crm/leads/${lead.id}/convert`, { opportunity: { expectedCloseDate: '0000-01-01' } }), '/opportunity/expectedCloseDate', 'a custom route');
 });
 
 t.test('query filters and their ranges: dates outside the range are 400 naming the parameter', async (t) => {
   const cases: [string, string][] = [
-    ['/api/products', 'availableFrom'], ['/api/products', 'availableFromFrom'], ['/api/products', 'availableFromTo'],
-    ['/api/crm/quotes', 'issueDate'], ['/api/crm/quotes', 'issueDateFrom'], ['/api/crm/quotes', 'validUntilTo'],
-    ['/api/crm/opportunities', 'expectedCloseDateFrom'], ['/api/crm/activities', 'dueDate'],
+    ['/api/products', 'availableFrom'],
+    ['/api/products', 'availableFromFrom'],
+    ['/api/products', 'availableFromTo'],
+    ['/api/crm/quotes', 'issueDate'],
+    ['/api/crm/quotes', 'issueDateFrom'],
+    ['/api/crm/quotes', 'validUntilTo'],
+    ['/api/crm/opportunities', 'expectedCloseDateFrom'],
+    ['/api/crm/activities', 'dueDate'],
   ];
   for (const [url, param] of cases) {
     expectInvalid(t, await api('GET', `${url}?${param}=0000-01-01`), `/${param}`, `${url} ${param}`);
@@ -86,8 +122,12 @@ t.test('NUL and lone surrogates are refused in every body, public routes first o
   expectInvalid(t, await api('POST', `/api/crm/leads/${lead.id}/convert`, { customer: { name: 'a\u0000b' } }), '/customer/name', 'a custom route');
   expectInvalid(t, await product({ attributes: { 'a/b\u0000': 1 } }), '/attributes/a~1b\u0000', 'a key, as a JSON pointer');
   expectInvalid(t, await product({ name: 'x', unknownField: '\udc00' }), '/unknownField', 'before schema validation');
-  expectInvalid(t, await api('POST', '/api/products', `{"sku":"D-1","name":"x","price":"1.00","attributes":${'['.repeat(40)}${']'.repeat(40)}}`),
-    `/attributes${'/0'.repeat(32)}`, 'arrays nested too deep');
+  expectInvalid(
+    t,
+    await api('POST', '/api/products', `{"sku":"D-1","name":"x","price":"1.00","attributes":${'['.repeat(40)}${']'.repeat(40)}}`),
+    `/attributes${'/0'.repeat(32)}`,
+    'arrays nested too deep',
+  );
   expectStatus(await product({ name: 'Grüße 😀 \u{10ffff}', attributes: { '😀': ['e\u0301'] } }), 201, 'surrogate pairs are characters');
   t.equal(expectStatus(await api('GET', `/api/products?search=Guarded`), 200, 'list').total, 3, 'nothing refused was stored');
 });

@@ -41,7 +41,7 @@ t.test('a lock expires', async (t) => {
   t.equal((await attempt(ctx, '10.3.0.1', user.email, PASSWORD)).statusCode, 200, 'after the lock time');
 });
 
-t.test('a successful login clears that address\'s counter', async (t) => {
+t.test("a successful login clears that address's counter", async (t) => {
   const user = await ctx.user(tenant, { codes: [] });
   for (let i = 0; i < 2; i++) await attempt(ctx, '10.4.0.1', user.email, 'wrong password');
   t.equal((await attempt(ctx, '10.4.0.1', user.email, PASSWORD)).statusCode, 200);
@@ -56,7 +56,7 @@ t.test('failures from many addresses lock the account, except for addresses it l
   t.equal(fresh.statusCode, 429, 'a new address is refused, right password or not');
   t.equal(fresh.json().code, 'RATE_LIMITED');
   t.ok(Number(fresh.headers['retry-after']) >= 1);
-  t.equal((await attempt(ctx, '127.0.0.1', user.email, PASSWORD)).statusCode, 200, 'the owner\'s usual address still logs in');
+  t.equal((await attempt(ctx, '127.0.0.1', user.email, PASSWORD)).statusCode, 200, "the owner's usual address still logs in");
   await sleep(loginThrottle.lockMs + 100);
   t.equal((await attempt(ctx, '10.5.1.1', user.email, PASSWORD)).statusCode, 200, 'and the account lock expires');
 });

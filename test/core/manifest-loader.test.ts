@@ -13,8 +13,14 @@ import { copyManifests, editManifest, entityOf, FIXTURES, MANIFESTS, type Json }
 const MINIMAL = join(FIXTURES, 'manifests', 'minimal');
 
 async function refused(t: Test, dir: string, file: string, pointer: string, names: string[] = []): Promise<void> {
-  const err = await loadManifests(dir).then(() => undefined, (e: unknown) => e);
-  if (!(err instanceof ManifestError)) { t.fail(`expected a ManifestError, got ${String(err)}`); return; }
+  const err = await loadManifests(dir).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(err instanceof ManifestError)) {
+    t.fail(`expected a ManifestError, got ${String(err)}`);
+    return;
+  }
   t.equal(err.code, 'MANIFEST_INVALID');
   t.equal(err.file, join(dir, file), 'file');
   t.equal(err.pointer, pointer, 'pointer');
@@ -27,7 +33,10 @@ const module = (id: string, more: Json = {}): Json => ({ id, name: id, version: 
 t.test('the fixture modules load, dependencies first', async (t) => {
   const dir = copyManifests(t, MINIMAL);
   const loaded = await loadManifests(dir);
-  t.same(loaded.map((l) => l.manifest.id), ['base', 'shop']);
+  t.same(
+    loaded.map((l) => l.manifest.id),
+    ['base', 'shop'],
+  );
   t.equal(loaded[1].file, join(dir, 'shop.json'));
 });
 
@@ -48,15 +57,69 @@ t.test('invalid JSON points at the whole document', async (t) => {
 
 t.test('schema violations point at the offending value', async (t) => {
   const cases: [string, (m: Json) => void, string][] = [
-    ['bad version', (m) => { m.version = '1.0'; }, '/version'],
-    ['unknown field type', (m) => { entityOf(m, 'Item').fields.code.type = 'money'; }, '/entities/0/fields/code/type'],
-    ['missing scope', (m) => { delete entityOf(m, 'Item').scope; }, '/entities/0'],
-    ['missing module name', (m) => { delete m.name; }, ''],
-    ['bad permission code', (m) => { m.permissions[0].code = 'shop-manage'; }, '/permissions/0/code'],
-    ['bad route path', (m) => { m.routes[0].path = 'api/items'; }, '/routes/0/path'],
-    ['custom route without summary', (m) => { delete m.routes[1].summary; }, '/routes/1'],
-    ['grant subject of the wrong type', (m) => { m.permissions[0].grants[0].subject = 5; }, '/permissions/0/grants/0/subject'],
-    ['default of no JSON scalar type', (m) => { entityOf(m, 'Item').fields.price.default = { a: 1 }; }, '/entities/0/fields/price/default'],
+    [
+      'bad version',
+      (m) => {
+        m.version = '1.0';
+      },
+      '/version',
+    ],
+    [
+      'unknown field type',
+      (m) => {
+        entityOf(m, 'Item').fields.code.type = 'money';
+      },
+      '/entities/0/fields/code/type',
+    ],
+    [
+      'missing scope',
+      (m) => {
+        delete entityOf(m, 'Item').scope;
+      },
+      '/entities/0',
+    ],
+    [
+      'missing module name',
+      (m) => {
+        delete m.name;
+      },
+      '',
+    ],
+    [
+      'bad permission code',
+      (m) => {
+        m.permissions[0].code = 'shop-manage';
+      },
+      '/permissions/0/code',
+    ],
+    [
+      'bad route path',
+      (m) => {
+        m.routes[0].path = 'api/items';
+      },
+      '/routes/0/path',
+    ],
+    [
+      'custom route without summary',
+      (m) => {
+        delete m.routes[1].summary;
+      },
+      '/routes/1',
+    ],
+    [
+      'grant subject of the wrong type',
+      (m) => {
+        m.permissions[0].grants[0].subject = 5;
+      },
+      '/permissions/0/grants/0/subject',
+    ],
+    [
+      'default of no JSON scalar type',
+      (m) => {
+        entityOf(m, 'Item').fields.price.default = { a: 1 };
+      },
+      '/entities/0/fields/price/default',
+    ],
   ];
   for (const [name, mutate, pointer] of cases) {
     await t.test(name, async (t) => {
@@ -69,13 +132,55 @@ t.test('schema violations point at the offending value', async (t) => {
 
 t.test('an unknown property points at the property itself', async (t) => {
   const cases: [string, (m: Json) => void, string][] = [
-    ['top level', (m) => { m.colour = 'red'; }, '/colour'],
-    ['field', (m) => { entityOf(m, 'Item').fields.code.bogus = true; }, '/entities/0/fields/code/bogus'],
-    ['entity', (m) => { entityOf(m, 'Item').scopes = 'company'; }, '/entities/0/scopes'],
-    ['CRUD route', (m) => { m.routes[0].bogus = 1; }, '/routes/0/bogus'],
-    ['custom route', (m) => { m.routes[1].handlr = 'x'; }, '/routes/1/handlr'],
-    ['grant', (m) => { m.permissions[0].grants[0].when = {}; }, '/permissions/0/grants/0/when'],
-    ['name needing escapes', (m) => { m['a/b~c'] = 1; }, '/a~1b~0c'],
+    [
+      'top level',
+      (m) => {
+        m.colour = 'red';
+      },
+      '/colour',
+    ],
+    [
+      'field',
+      (m) => {
+        entityOf(m, 'Item').fields.code.bogus = true;
+      },
+      '/entities/0/fields/code/bogus',
+    ],
+    [
+      'entity',
+      (m) => {
+        entityOf(m, 'Item').scopes = 'company';
+      },
+      '/entities/0/scopes',
+    ],
+    [
+      'CRUD route',
+      (m) => {
+        m.routes[0].bogus = 1;
+      },
+      '/routes/0/bogus',
+    ],
+    [
+      'custom route',
+      (m) => {
+        m.routes[1].handlr = 'x';
+      },
+      '/routes/1/handlr',
+    ],
+    [
+      'grant',
+      (m) => {
+        m.permissions[0].grants[0].when = {};
+      },
+      '/permissions/0/grants/0/when',
+    ],
+    [
+      'name needing escapes',
+      (m) => {
+        m['a/b~c'] = 1;
+      },
+      '/a~1b~0c',
+    ],
   ];
   for (const [name, mutate, pointer] of cases) {
     await t.test(name, async (t) => {
@@ -135,10 +240,34 @@ t.test('field and entity rules the schema cannot say', async (t) => {
     });
   }
   const entityCases: [string, (e: Json) => void, string][] = [
-    ['unique key naming an unknown field', (e) => { e.unique = [['code', 'nope']]; }, '/entities/0/unique/0/1'],
-    ['listColumns naming an unknown field', (e) => { e.listColumns = ['nope']; }, '/entities/0/listColumns/0'],
-    ['defaultSort on a field that is not sortable', (e) => { e.defaultSort = 'code,-createdAt'; }, '/entities/0/defaultSort'],
-    ['derived table name longer than 63 characters', (e) => { e.name = `Item${'Long'.repeat(14)}`; }, '/entities/0/name'],
+    [
+      'unique key naming an unknown field',
+      (e) => {
+        e.unique = [['code', 'nope']];
+      },
+      '/entities/0/unique/0/1',
+    ],
+    [
+      'listColumns naming an unknown field',
+      (e) => {
+        e.listColumns = ['nope'];
+      },
+      '/entities/0/listColumns/0',
+    ],
+    [
+      'defaultSort on a field that is not sortable',
+      (e) => {
+        e.defaultSort = 'code,-createdAt';
+      },
+      '/entities/0/defaultSort',
+    ],
+    [
+      'derived table name longer than 63 characters',
+      (e) => {
+        e.name = `Item${'Long'.repeat(14)}`;
+      },
+      '/entities/0/name',
+    ],
   ];
   for (const [name, mutate, pointer] of entityCases) {
     await t.test(name, async (t) => {
@@ -153,26 +282,64 @@ t.test('field and entity rules the schema cannot say', async (t) => {
   }
   await t.test('companyId in a unique key of a tenant-scoped entity', async (t) => {
     const dir = copyManifests(t, MINIMAL);
-    editManifest(dir, 'base.json', (m) => { entityOf(m, 'Thing').unique = [['name', 'companyId']]; });
+    editManifest(dir, 'base.json', (m) => {
+      entityOf(m, 'Thing').unique = [['name', 'companyId']];
+    });
     await refused(t, dir, 'base.json', '/entities/0/unique/0/1');
   });
   await t.test('a valid default of every type is accepted', async (t) => {
     const dir = copyManifests(t, MINIMAL);
-    editManifest(dir, 'shop.json', (m) => Object.assign(entityOf(m, 'Item').fields, {
-      note: { type: 'text', default: "it's" }, count: { type: 'integer', default: -3 }, rate: { type: 'decimal', precision: 5, scale: 4, default: 0.5 },
-      flag: { type: 'boolean', default: false }, day: { type: 'date', default: '2025-01-31' }, meta: { type: 'json', default: 'x' },
-    }));
+    editManifest(dir, 'shop.json', (m) =>
+      Object.assign(entityOf(m, 'Item').fields, {
+        note: { type: 'text', default: "it's" },
+        count: { type: 'integer', default: -3 },
+        rate: { type: 'decimal', precision: 5, scale: 4, default: 0.5 },
+        flag: { type: 'boolean', default: false },
+        day: { type: 'date', default: '2025-01-31' },
+        meta: { type: 'json', default: 'x' },
+      }),
+    );
     t.equal((await loadManifests(dir)).length, 2);
   });
 });
 
 t.test('routes and menu', async (t) => {
   const cases: [string, (m: Json) => void, string][] = [
-    ['menu permission not declared by the module', (m) => { m.menu = [{ label: 'X', path: '/x', permission: 'test:base:view' }]; }, '/menu/0/permission'],
-    ['route declared twice', (m) => { m.routes.push({ entity: 'Item', path: '/api/items' }); }, '/routes/2'],
-    ['route for an unknown entity', (m) => { m.routes[0].entity = 'Nope'; }, '/routes/0/entity'],
-    ['custom route on an unknown subject', (m) => { m.routes[1].access.subject = 'Nope'; }, '/routes/1/access/subject'],
-    ['grant on an unknown entity', (m) => { m.permissions[0].grants[0].subject = ['Item', 'Nope']; }, '/permissions/0/grants/0/subject/1'],
+    [
+      'menu permission not declared by the module',
+      (m) => {
+        m.menu = [{ label: 'X', path: '/x', permission: 'test:base:view' }];
+      },
+      '/menu/0/permission',
+    ],
+    [
+      'route declared twice',
+      (m) => {
+        m.routes.push({ entity: 'Item', path: '/api/items' });
+      },
+      '/routes/2',
+    ],
+    [
+      'route for an unknown entity',
+      (m) => {
+        m.routes[0].entity = 'Nope';
+      },
+      '/routes/0/entity',
+    ],
+    [
+      'custom route on an unknown subject',
+      (m) => {
+        m.routes[1].access.subject = 'Nope';
+      },
+      '/routes/1/access/subject',
+    ],
+    [
+      'grant on an unknown entity',
+      (m) => {
+        m.permissions[0].grants[0].subject = ['Item', 'Nope'];
+      },
+      '/permissions/0/grants/0/subject/1',
+    ],
   ];
   for (const [name, mutate, pointer] of cases) {
     await t.test(name, async (t) => {
@@ -184,7 +351,9 @@ t.test('routes and menu', async (t) => {
 });
 
 t.test('grant conditions the query compiler cannot express stop the start', async (t) => {
-  const withConditions = (conditions: unknown) => (m: Json) => { m.permissions[0].grants[0].conditions = conditions; };
+  const withConditions = (conditions: unknown) => (m: Json) => {
+    m.permissions[0].grants[0].conditions = conditions;
+  };
   const at = '/permissions/0/grants/0/conditions';
   const cases: [string, unknown, string][] = [
     ['an unknown operator ($regex)', { code: { $regex: '^A' } }, `${at}/code/$regex`],
@@ -206,10 +375,16 @@ t.test('grant conditions the query compiler cannot express stop the start', asyn
   }
   await t.test('every supported form loads', async (t) => {
     const dir = copyManifests(t, MINIMAL);
-    editManifest(dir, 'shop.json', withConditions({
-      $or: [{ kind: 'a', price: { $gte: '1.00', $lt: 5 } }, { companyId: { $in: '${user.companyIds}' } }, { id: { $nin: ['x'] } }],
-      $not: { code: null }, thingId: { $ne: null, $eq: '${user.id}' }, version: { $lte: 3 },
-    }));
+    editManifest(
+      dir,
+      'shop.json',
+      withConditions({
+        $or: [{ kind: 'a', price: { $gte: '1.00', $lt: 5 } }, { companyId: { $in: '${user.companyIds}' } }, { id: { $nin: ['x'] } }],
+        $not: { code: null },
+        thingId: { $ne: null, $eq: '${user.id}' },
+        version: { $lte: 3 },
+      }),
+    );
     t.equal((await loadManifests(dir)).length, 2);
   });
 });
@@ -217,7 +392,9 @@ t.test('grant conditions the query compiler cannot express stop the start', asyn
 t.test('dependencies', async (t) => {
   await t.test('a cycle names its modules', async (t) => {
     const dir = copyManifests(t, MINIMAL);
-    editManifest(dir, 'base.json', (m) => { m.dependsOn = ['shop']; });
+    editManifest(dir, 'base.json', (m) => {
+      m.dependsOn = ['shop'];
+    });
     // base is visited first (file order), so shop's dependsOn closes the cycle
     await refused(t, dir, 'shop.json', '/dependsOn/0', ['base', 'shop']);
   });
@@ -230,17 +407,23 @@ t.test('dependencies', async (t) => {
   });
   await t.test('a module depending on itself', async (t) => {
     const dir = copyManifests(t, MINIMAL);
-    editManifest(dir, 'shop.json', (m) => { m.dependsOn = ['base', 'shop']; });
+    editManifest(dir, 'shop.json', (m) => {
+      m.dependsOn = ['base', 'shop'];
+    });
     await refused(t, dir, 'shop.json', '/dependsOn/1', ['shop']);
   });
   await t.test('a missing dependency', async (t) => {
     const dir = copyManifests(t, MINIMAL);
-    editManifest(dir, 'shop.json', (m) => { m.dependsOn = ['base', 'billing']; });
+    editManifest(dir, 'shop.json', (m) => {
+      m.dependsOn = ['base', 'billing'];
+    });
     await refused(t, dir, 'shop.json', '/dependsOn/1', ['billing']);
   });
   await t.test('a ref to an entity outside the module and its dependencies', async (t) => {
     const dir = copyManifests(t, MINIMAL);
-    editManifest(dir, 'shop.json', (m) => { m.dependsOn = []; });
+    editManifest(dir, 'shop.json', (m) => {
+      m.dependsOn = [];
+    });
     await refused(t, dir, 'shop.json', '/entities/0/fields/thingId/entity', ['Thing']);
   });
   await t.test('a ref to an entity of a transitive dependency is fine', async (t) => {
@@ -250,7 +433,9 @@ t.test('dependencies', async (t) => {
   });
   await t.test('a ref to an entity nobody declares', async (t) => {
     const dir = copyManifests(t, MINIMAL);
-    editManifest(dir, 'shop.json', (m) => { entityOf(m, 'Item').fields.thingId.entity = 'Gadget'; });
+    editManifest(dir, 'shop.json', (m) => {
+      entityOf(m, 'Item').fields.thingId.entity = 'Gadget';
+    });
     await refused(t, dir, 'shop.json', '/entities/0/fields/thingId/entity', ['Gadget']);
   });
 });
@@ -268,28 +453,39 @@ t.test('duplicates across and within modules', async (t) => {
   });
   await t.test('entity name within a module', async (t) => {
     const dir = copyManifests(t, MINIMAL);
-    editManifest(dir, 'shop.json', (m) => { m.entities.push({ ...entityOf(m, 'Item'), table: 'shop_items2' }); });
+    editManifest(dir, 'shop.json', (m) => {
+      m.entities.push({ ...entityOf(m, 'Item'), table: 'shop_items2' });
+    });
     await refused(t, dir, 'shop.json', '/entities/1/name', ['Item']);
   });
   await t.test('table name', async (t) => {
     const dir = copyManifests(t, MINIMAL);
-    editManifest(dir, 'shop.json', (m) => { m.entities.push({ name: 'Other', table: 'shop_items', scope: 'tenant', fields: {} }); });
+    editManifest(dir, 'shop.json', (m) => {
+      m.entities.push({ name: 'Other', table: 'shop_items', scope: 'tenant', fields: {} });
+    });
     await refused(t, dir, 'shop.json', '/entities/1/table', ['shop_items']);
   });
   await t.test('permission code in another module', async (t) => {
     const dir = copyManifests(t, MINIMAL);
-    editManifest(dir, 'shop.json', (m) => { m.permissions.push({ ...m.permissions[0], code: 'test:base:view' }); });
+    editManifest(dir, 'shop.json', (m) => {
+      m.permissions.push({ ...m.permissions[0], code: 'test:base:view' });
+    });
     await refused(t, dir, 'shop.json', '/permissions/1/code', ['test:base:view']);
   });
   await t.test('permission code within a module', async (t) => {
     const dir = copyManifests(t, MINIMAL);
-    editManifest(dir, 'shop.json', (m) => { m.permissions.push({ ...m.permissions[0] }); });
+    editManifest(dir, 'shop.json', (m) => {
+      m.permissions.push({ ...m.permissions[0] });
+    });
     await refused(t, dir, 'shop.json', '/permissions/1/code', ['test:shop:manage']);
   });
 });
 
 t.test('a file inside the project is named relative to it', async (t) => {
-  const err = await loadManifests(join(FIXTURES, 'manifests', 'broken')).then(() => undefined, (e: unknown) => e);
+  const err = await loadManifests(join(FIXTURES, 'manifests', 'broken')).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   t.ok(err instanceof ManifestError);
   t.equal((err as ManifestError).file, join('test', 'fixtures', 'manifests', 'broken', 'broken.json'));
   t.equal((err as ManifestError).pointer, '/entities/0/fields/count/translatable');
@@ -312,16 +508,76 @@ t.test('the published JSON Schema is the generated one, and every shipped manife
 
 t.test('secret and read-only fields, sub-lists, non-entity subjects', async (t) => {
   const faults: [string, (m: Json) => void, string][] = [
-    ['a secret number', (m) => { entityOf(m, 'Item').fields.price.secret = true; }, '/entities/0/fields/price/secret'],
-    ['a secret that is sorted', (m) => { entityOf(m, 'Item').fields.pin = { type: 'string', secret: true, sort: true }; }, '/entities/0/fields/pin/sort'],
-    ['a secret that is unique', (m) => { entityOf(m, 'Item').fields.pin = { type: 'string', secret: true, unique: true }; }, '/entities/0/fields/pin/unique'],
-    ['a translatable secret', (m) => { entityOf(m, 'Item').fields.pin = { type: 'string', secret: true, translatable: true }; }, '/entities/0/fields/pin/translatable'],
-    ['a secret with a default', (m) => { entityOf(m, 'Item').fields.pin = { type: 'string', secret: true, default: 'x' }; }, '/entities/0/fields/pin/default'],
-    ['a required read-only field without default', (m) => { entityOf(m, 'Item').fields.code.readOnly = true; }, '/entities/0/fields/code/readOnly'],
-    ['an internal read-only field', (m) => { entityOf(m, 'Item').fields.flag = { type: 'boolean', internal: true, readOnly: true }; }, '/entities/0/fields/flag/readOnly'],
-    ['a sub-list by no ref field', (m) => { m.routes[0].lists = [{ path: '/api/kinds/:kind/items', by: 'kind' }]; }, '/routes/0/lists/0/by'],
-    ['a sub-list whose path lacks the field', (m) => { m.routes[0].lists = [{ path: '/api/things/:id/items', by: 'thingId' }]; }, '/routes/0/lists/0/path'],
-    ['a grant on an undeclared subject', (m) => { m.permissions[0].grants[0].subject = 'Report'; }, '/permissions/0/grants/0/subject'],
+    [
+      'a secret number',
+      (m) => {
+        entityOf(m, 'Item').fields.price.secret = true;
+      },
+      '/entities/0/fields/price/secret',
+    ],
+    [
+      'a secret that is sorted',
+      (m) => {
+        entityOf(m, 'Item').fields.pin = { type: 'string', secret: true, sort: true };
+      },
+      '/entities/0/fields/pin/sort',
+    ],
+    [
+      'a secret that is unique',
+      (m) => {
+        entityOf(m, 'Item').fields.pin = { type: 'string', secret: true, unique: true };
+      },
+      '/entities/0/fields/pin/unique',
+    ],
+    [
+      'a translatable secret',
+      (m) => {
+        entityOf(m, 'Item').fields.pin = { type: 'string', secret: true, translatable: true };
+      },
+      '/entities/0/fields/pin/translatable',
+    ],
+    [
+      'a secret with a default',
+      (m) => {
+        entityOf(m, 'Item').fields.pin = { type: 'string', secret: true, default: 'x' };
+      },
+      '/entities/0/fields/pin/default',
+    ],
+    [
+      'a required read-only field without default',
+      (m) => {
+        entityOf(m, 'Item').fields.code.readOnly = true;
+      },
+      '/entities/0/fields/code/readOnly',
+    ],
+    [
+      'an internal read-only field',
+      (m) => {
+        entityOf(m, 'Item').fields.flag = { type: 'boolean', internal: true, readOnly: true };
+      },
+      '/entities/0/fields/flag/readOnly',
+    ],
+    [
+      'a sub-list by no ref field',
+      (m) => {
+        m.routes[0].lists = [{ path: '/api/kinds/:kind/items', by: 'kind' }];
+      },
+      '/routes/0/lists/0/by',
+    ],
+    [
+      'a sub-list whose path lacks the field',
+      (m) => {
+        m.routes[0].lists = [{ path: '/api/things/:id/items', by: 'thingId' }];
+      },
+      '/routes/0/lists/0/path',
+    ],
+    [
+      'a grant on an undeclared subject',
+      (m) => {
+        m.permissions[0].grants[0].subject = 'Report';
+      },
+      '/permissions/0/grants/0/subject',
+    ],
   ];
   for (const [what, mutate, pointer] of faults) {
     t.test(what, async (t) => {

@@ -18,7 +18,11 @@ const product = (m: Json) => entityOf(m, 'Product').fields as Json;
 /** Opens a kernel on the kit's database, runs fn, and always closes it (PGlite allows one instance per directory). */
 async function withKernel<T>(kit: KernelKit, fn: (kernel: Kernel) => Promise<T>): Promise<T> {
   const kernel = await kit.open();
-  try { return await fn(kernel); } finally { await kernel.close(); }
+  try {
+    return await fn(kernel);
+  } finally {
+    await kernel.close();
+  }
 }
 
 async function addProduct(kernel: Kernel, tenant: Tenant, companyId: string, sku: string, extra: Json = {}): Promise<void> {
@@ -29,8 +33,12 @@ async function addProduct(kernel: Kernel, tenant: Tenant, companyId: string, sku
 
 /** Everything about a tenant schema a migration could change. */
 async function snapshot(kernel: Kernel, schema: string) {
-  const columns = await q(kernel, `select table_name, column_name, data_type, character_maximum_length, is_nullable, column_default
-    from information_schema.columns where table_schema = ? order by table_name, column_name`, [schema]);
+  const columns = await q(
+    kernel,
+    `select table_name, column_name, data_type, character_maximum_length, is_nullable, column_default
+    from information_schema.columns where table_schema = ? order by table_name, column_name`,
+    [schema],
+  );
   const tables = [...new Set(columns.map((c) => c.table_name as string))];
   const counts: Record<string, number> = {};
   for (const table of tables) counts[table] = (await q(kernel, `select count(*)::int as n from "${schema}"."${table}"`))[0].n;
@@ -75,7 +83,10 @@ t.test('an additive change is applied to an existing tenant and recorded', async
     t.same(row, { sku: 'OLD-1', ean: null, origin: 'EU' }, 'existing rows keep their data and get the default');
 
     const versions = await q(k, `select module, version, digest from "${tenant.schema}"."${VERSION_TABLE}" order by module`);
-    t.same(versions, k.versions.map((v) => ({ ...v })).sort((a, b) => a.module.localeCompare(b.module)));
+    t.same(
+      versions,
+      k.versions.map((v) => ({ ...v })).sort((a, b) => a.module.localeCompare(b.module)),
+    );
     t.equal(await recordedDigest(k, tenant.id), k.digest, 'the registry records the new digest');
     t.same(await k.tenants.outdated(k.digest), []);
     t.same(await pendingStatements(k.dbs.main, tenant.schema), [], 'the schema matches the modules');
@@ -98,7 +109,9 @@ t.test('a start with unchanged manifests migrates nothing', async (t) => {
     t.same(progress, []);
     t.same(await snapshot(k, tenant.schema), first, 'versions keep their applied_at: nothing ran');
   });
-  kit.edit('catalog.json', (m) => { product(m).sku.label = 'Article number'; });
+  kit.edit('catalog.json', (m) => {
+    product(m).sku.label = 'Article number';
+  });
   await withKernel(kit, async (k) => {
     t.same(await migrateOutdatedTenants(k, (_d, _t, _ten, applied) => t.equal(applied, 0, 'a label changes no table')), { migrated: 1 });
     const after = await snapshot(k, tenant.schema);
@@ -115,31 +128,69 @@ t.test('a destructive change is refused and leaves the schema untouched', async 
     return { ...r, before: await snapshot(k, r.tenant.schema), digest: k.digest };
   });
   const cases: [string, (m: Json) => void, RegExp][] = [
-    ['removed field', (m) => { delete product(m).attributes; }, /^alter table "[^"]+"\."catalog_products" drop column "attributes"$/],
-    ['changed type', (m) => { product(m).stock = { type: 'decimal' }; }, /alter column "stock" type numeric\(12,2\)/],
-    ['shorter text', (m) => { product(m).sku.maxLength = 10; }, /alter column "sku" type varchar\(10\)/],
-    ['string made translatable', (m) => { product(m).currency = { type: 'string', translatable: true }; }, /alter column "currency" type jsonb/],
-    ['removed entity', (m) => {
-      m.entities = m.entities.filter((e: Json) => e.name !== 'Product');
-      m.routes = m.routes.filter((r: Json) => r.entity !== 'Product');
-      for (const p of m.permissions) for (const g of p.grants) g.subject = ['Category'];
-    }, /^drop table if exists "[^"]+"\."catalog_products"/],
-    ['renamed field (one removed, one added of the same type)', (m) => {
-      product(m).extras = product(m).attributes;
-      delete product(m).attributes;
-    }, /rename column "attributes" to "extras"|drop column "attributes"/], // 7.2 guesses a rename
+    [
+      'removed field',
+      (m) => {
+        delete product(m).attributes;
+      },
+      /^alter table "[^"]+"\."catalog_products" drop column "attributes"$/,
+    ],
+    [
+      'changed type',
+      (m) => {
+        product(m).stock = { type: 'decimal' };
+      },
+      /alter column "stock" type numeric\(12,2\)/,
+    ],
+    [
+      'shorter text',
+      (m) => {
+        product(m).sku.maxLength = 10;
+      },
+      /alter column "sku" type varchar\(10\)/,
+    ],
+    [
+      'string made translatable',
+      (m) => {
+        product(m).currency = { type: 'string', translatable: true };
+      },
+      /alter column "currency" type jsonb/,
+    ],
+    [
+      'removed entity',
+      (m) => {
+        m.entities = m.entities.filter((e: Json) => e.name !== 'Product');
+        m.routes = m.routes.filter((r: Json) => r.entity !== 'Product');
+        for (const p of m.permissions) for (const g of p.grants) g.subject = ['Category'];
+      },
+      /^drop table if exists "[^"]+"\."catalog_products"/,
+    ],
+    [
+      'renamed field (one removed, one added of the same type)',
+      (m) => {
+        product(m).extras = product(m).attributes;
+        delete product(m).attributes;
+      },
+      /rename column "attributes" to "extras"|drop column "attributes"/,
+    ], // 7.2 guesses a rename
   ];
   for (const [name, mutate, statement] of cases) {
     await t.test(name, async (t) => {
       kit.edit('catalog.json', mutate);
       t.teardown(() => kit.reset('catalog.json'));
       await withKernel(kit, async (k) => {
-        const err = await migrateOutdatedTenants(k).then(() => undefined, (e: unknown) => e);
+        const err = await migrateOutdatedTenants(k).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
         t.ok(err instanceof DestructiveChangeError, String(err));
         const e = err as DestructiveChangeError;
         t.equal(e.code, 'DESTRUCTIVE_MIGRATION');
         t.equal(e.schema, tenant.schema);
-        t.ok(e.statements.some((s) => statement.test(s)), `names the statement: ${e.statements.join(' | ')}`);
+        t.ok(
+          e.statements.some((s) => statement.test(s)),
+          `names the statement: ${e.statements.join(' | ')}`,
+        );
         t.same(await snapshot(k, tenant.schema), before, 'schema, rows and versions untouched');
         t.equal(await recordedDigest(k, tenant.id), digest, 'the registry still records the old digest');
       });
@@ -155,7 +206,9 @@ t.test('a destructive change is refused and leaves the schema untouched', async 
     t.teardown(() => kit.reset('catalog.json'));
     await withKernel(kit, async (k) => {
       t.same(await migrateOutdatedTenants(k), { migrated: 1 });
-      const [sku] = await q(k, `select character_maximum_length as n from information_schema.columns where table_schema = ? and table_name = 'catalog_products' and column_name = 'sku'`, [tenant.schema]);
+      const [sku] = await q(k, `select character_maximum_length as n from information_schema.columns where table_schema = ? and table_name = 'catalog_products' and column_name = 'sku'`, [
+        tenant.schema,
+      ]);
       t.equal(sku.n, 100);
       t.same(await q(k, `select sku from "${tenant.schema}".catalog_products`), [{ sku: 'KEEP-1' }]);
     });
@@ -172,7 +225,9 @@ t.test('migrating one tenant never touches another', async (t) => {
     return { ...r, digest: k.digest };
   });
   // A is created after a field was added, so the two tenants hold different digests
-  kit.edit('catalog.json', (m) => { product(m).ean = { type: 'string', maxLength: 13 }; });
+  kit.edit('catalog.json', (m) => {
+    product(m).ean = { type: 'string', maxLength: 13 };
+  });
   const a = await withKernel(kit, async (k) => {
     const before = await snapshot(k, b.tenant.schema);
     const r = await kit.provision(k, randomId('a'));
@@ -195,7 +250,11 @@ t.test('migrating one tenant never touches another', async (t) => {
     // B, two changes behind, migrates on its own from where it is
     const progress: [string, number][] = [];
     t.same(await migrateOutdatedTenants(k, (_d, _t, ten, n) => progress.push([ten.id, n])), { migrated: 1 });
-    t.same(progress.map(([id]) => id), [b.tenant.id], 'only B was outdated');
+    t.same(
+      progress.map(([id]) => id),
+      [b.tenant.id],
+      'only B was outdated',
+    );
     t.ok(progress[0][1] > applied, 'B needed the field and the table');
     for (const table of ['catalog_products', 'catalog_brands']) {
       t.same(await columnNames(k, b.tenant.schema, table), await columnNames(k, a.tenant.schema, table), `${table}: A and B now match`);
@@ -223,7 +282,10 @@ t.test('a failed run leaves migrated tenants recorded and resumes on the rest', 
     const before = await snapshot(k, tb.tenant.schema);
     const digestBefore = await recordedDigest(k, tb.tenant.id);
     const done: string[] = [];
-    const err = await migrateOutdatedTenants(k, (_d, _t, ten) => done.push(ten.id)).then(() => undefined, (e: unknown) => e);
+    const err = await migrateOutdatedTenants(k, (_d, _t, ten) => done.push(ten.id)).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     t.ok(err instanceof MigrationFailedError, String(err));
     const e = err as MigrationFailedError;
     t.equal(e.code, 'MIGRATION_FAILED');
@@ -256,21 +318,32 @@ t.test('a change the data does not allow rolls the whole schema back', async (t)
     return { ...r, before: await snapshot(k, r.tenant.schema) };
   });
   const cases: [string, (m: Json) => void, RegExp][] = [
-    ['a field made required while rows hold null', (m) => {
-      product(m).note = { type: 'text' };
-      product(m).attributes.required = true;
-    }, /alter column "attributes" set not null/],
-    ['an enum value removed while rows use it', (m) => {
-      product(m).note = { type: 'text' };
-      product(m).unit.values = ['piece', 'kg'];
-    }, /add constraint "catalog_products_unit_check"/],
+    [
+      'a field made required while rows hold null',
+      (m) => {
+        product(m).note = { type: 'text' };
+        product(m).attributes.required = true;
+      },
+      /alter column "attributes" set not null/,
+    ],
+    [
+      'an enum value removed while rows use it',
+      (m) => {
+        product(m).note = { type: 'text' };
+        product(m).unit.values = ['piece', 'kg'];
+      },
+      /add constraint "catalog_products_unit_check"/,
+    ],
   ];
   for (const [name, mutate, statement] of cases) {
     await t.test(name, async (t) => {
       kit.edit('catalog.json', mutate);
       t.teardown(() => kit.reset('catalog.json'));
       await withKernel(kit, async (k) => {
-        const err = await migrateOutdatedTenants(k).then(() => undefined, (e: unknown) => e);
+        const err = await migrateOutdatedTenants(k).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
         t.ok(err instanceof MigrationFailedError, String(err));
         t.equal((err as MigrationFailedError).code, 'MIGRATION_FAILED');
         t.match((err as MigrationFailedError).statement, statement);
@@ -281,11 +354,15 @@ t.test('a change the data does not allow rolls the whole schema back', async (t)
 });
 
 t.test('reading MikroORM scripts', async (t) => {
-  t.same(splitStatements(`set names 'utf8';\ncreate table "a" ("x" text default 'it''s;\nnot the end');\n\nalter table "s"."t" add "y" int null;\n`), [
-    `create table "a" ("x" text default 'it''s;\nnot the end')`,
-    'alter table "s"."t" add "y" int null',
-  ], 'a ; and a line break inside a string do not end a statement');
-  t.same(requiredColumnsAdded(`alter table "s"."t" add "a" varchar(13) null, add "b" numeric(12,2) not null, add "c" text not null default 'x, add "d" int not null'`),
-    { schema: 's', table: 't', columns: ['b'] }, 'only required columns without a default');
+  t.same(
+    splitStatements(`set names 'utf8';\ncreate table "a" ("x" text default 'it''s;\nnot the end');\n\nalter table "s"."t" add "y" int null;\n`),
+    [`create table "a" ("x" text default 'it''s;\nnot the end')`, 'alter table "s"."t" add "y" int null'],
+    'a ; and a line break inside a string do not end a statement',
+  );
+  t.same(
+    requiredColumnsAdded(`alter table "s"."t" add "a" varchar(13) null, add "b" numeric(12,2) not null, add "c" text not null default 'x, add "d" int not null'`),
+    { schema: 's', table: 't', columns: ['b'] },
+    'only required columns without a default',
+  );
   t.equal(requiredColumnsAdded('alter table "s"."t" add "a" int not null default 0'), undefined);
 });

@@ -29,8 +29,12 @@ interface Doc {
   components: { schemas: Record<string, { properties?: Record<string, { enum?: string[] }> }>; securitySchemes: Record<string, unknown> };
 }
 
-const operations = (doc: Doc) => Object.entries(doc.paths).flatMap(([path, item]) =>
-  Object.entries(item).filter(([m]) => METHODS.includes(m)).map(([method, op]) => ({ path, method, op })));
+const operations = (doc: Doc) =>
+  Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item)
+      .filter(([m]) => METHODS.includes(m))
+      .map(([method, op]) => ({ path, method, op })),
+  );
 
 t.test('OpenAPI document', async (t) => {
   const ctx = await build(t);
@@ -60,55 +64,108 @@ t.test('OpenAPI document', async (t) => {
     const broken = structuredClone(doc);
     broken.paths['/api/products'].get.operationId = broken.paths['/api/products'].post.operationId;
     const found = await lint(JSON.stringify(broken));
-    t.ok(found.some((p) => p.severity === 'error' && p.ruleId === 'operation-operationId-unique'), 'a duplicate operationId is an error');
+    t.ok(
+      found.some((p) => p.severity === 'error' && p.ruleId === 'operation-operationId-unique'),
+      'a duplicate operationId is an error',
+    );
   });
 
   t.test('components are named from $id, never def-N or SchemaN', async (t) => {
     const names = Object.keys(doc.components.schemas);
     t.ok(names.includes('CatalogProduct') && names.includes('Problem'));
-    t.same(names.filter((n) => /^(def-\d+|Schema\d+)$/.test(n) || !/^[A-Z][A-Za-z0-9]*$/.test(n)), []);
+    t.same(
+      names.filter((n) => /^(def-\d+|Schema\d+)$/.test(n) || !/^[A-Z][A-Za-z0-9]*$/.test(n)),
+      [],
+    );
     t.notMatch(source, /#\/components\/schemas\/(def-\d+|Schema\d+)"/);
   });
 
   t.test('operationIds are unique, camelCase and prefixed with their module', async (t) => {
     const ids = ops.map((o) => o.op.operationId);
-    t.same(ops.filter((o) => !o.op.operationId).map((o) => `${o.method} ${o.path}`), [], 'every operation has an id');
-    t.same(ids.filter((id, i) => ids.indexOf(id) !== i), [], 'no duplicates');
+    t.same(
+      ops.filter((o) => !o.op.operationId).map((o) => `${o.method} ${o.path}`),
+      [],
+      'every operation has an id',
+    );
+    t.same(
+      ids.filter((id, i) => ids.indexOf(id) !== i),
+      [],
+      'no duplicates',
+    );
     const prefixes = [...modules, ...KERNEL_AREAS];
-    t.same(ids.filter((id) => !/^[a-z][a-zA-Z0-9]*$/.test(id!) || !prefixes.some((p) => new RegExp(`^${p}[A-Z]`).test(id!))), [], 'camelCase, module-prefixed');
+    t.same(
+      ids.filter((id) => !/^[a-z][a-zA-Z0-9]*$/.test(id!) || !prefixes.some((p) => new RegExp(`^${p}[A-Z]`).test(id!))),
+      [],
+      'camelCase, module-prefixed',
+    );
     const catalog = Object.fromEntries(ops.filter((o) => /^\/api\/(products|categories)/.test(o.path)).map((o) => [`${o.method} ${o.path}`, o.op.operationId]));
     t.same(catalog, {
-      'get /api/products': 'catalogListProducts', 'post /api/products': 'catalogCreateProduct',
-      'get /api/products/{id}': 'catalogGetProduct', 'put /api/products/{id}': 'catalogReplaceProduct',
-      'patch /api/products/{id}': 'catalogUpdateProduct', 'delete /api/products/{id}': 'catalogDeleteProduct',
-      'get /api/categories': 'catalogListCategories', 'post /api/categories': 'catalogCreateCategory',
-      'get /api/categories/{id}': 'catalogGetCategory', 'put /api/categories/{id}': 'catalogReplaceCategory',
-      'patch /api/categories/{id}': 'catalogUpdateCategory', 'delete /api/categories/{id}': 'catalogDeleteCategory',
+      'get /api/products': 'catalogListProducts',
+      'post /api/products': 'catalogCreateProduct',
+      'get /api/products/{id}': 'catalogGetProduct',
+      'put /api/products/{id}': 'catalogReplaceProduct',
+      'patch /api/products/{id}': 'catalogUpdateProduct',
+      'delete /api/products/{id}': 'catalogDeleteProduct',
+      'get /api/categories': 'catalogListCategories',
+      'post /api/categories': 'catalogCreateCategory',
+      'get /api/categories/{id}': 'catalogGetCategory',
+      'put /api/categories/{id}': 'catalogReplaceCategory',
+      'patch /api/categories/{id}': 'catalogUpdateCategory',
+      'delete /api/categories/{id}': 'catalogDeleteCategory',
     });
   });
 
   t.test('every operation states its security, public ones an explicit []', async (t) => {
-    t.same(ops.filter((o) => !Array.isArray(o.op.security)).map((o) => o.op.operationId), [], 'security on every operation');
+    t.same(
+      ops.filter((o) => !Array.isArray(o.op.security)).map((o) => o.op.operationId),
+      [],
+      'security on every operation',
+    );
     const schemes = Object.keys(doc.components.securitySchemes);
-    t.same(ops.flatMap((o) => o.op.security!.flatMap(Object.keys)).filter((s) => !schemes.includes(s)), [], 'only declared schemes');
-    t.same(ops.filter((o) => o.op.security!.length === 0).map((o) => o.op.operationId).sort(), ['authLogin', 'authRefresh', 'healthLive', 'healthReady']);
+    t.same(
+      ops.flatMap((o) => o.op.security!.flatMap(Object.keys)).filter((s) => !schemes.includes(s)),
+      [],
+      'only declared schemes',
+    );
+    t.same(
+      ops
+        .filter((o) => o.op.security!.length === 0)
+        .map((o) => o.op.operationId)
+        .sort(),
+      ['authLogin', 'authRefresh', 'healthLive', 'healthReady'],
+    );
   });
 
   t.test('every error code appears in the document', async (t) => {
     t.same(doc.components.schemas.Problem.properties?.code.enum, Object.keys(ERRORS), 'Problem.code lists every code');
-    const described = ops.flatMap((o) => Object.entries(o.op.responses).filter(([s]) => Number(s) >= 400).map(([s, r]) => ({ status: Number(s), text: (r as { description?: string }).description ?? '' })));
-    const unnamed = described.flatMap(({ status, text }) => Object.entries(ERRORS).filter(([code, [st]]) => st === status && !text.includes(`(${code})`)).map(([code]) => `${status} ${code}`));
+    const described = ops.flatMap((o) =>
+      Object.entries(o.op.responses)
+        .filter(([s]) => Number(s) >= 400)
+        .map(([s, r]) => ({ status: Number(s), text: (r as { description?: string }).description ?? '' })),
+    );
+    const unnamed = described.flatMap(({ status, text }) =>
+      Object.entries(ERRORS)
+        .filter(([code, [st]]) => st === status && !text.includes(`(${code})`))
+        .map(([code]) => `${status} ${code}`),
+    );
     t.same([...new Set(unnamed)], [], 'each error response names the codes it can carry');
   });
 
   t.test('error responses are problem details; body routes declare 400, 413 and 415', async (t) => {
     const problemRef = '#/components/schemas/Problem';
-    const bad = ops.flatMap((o) => Object.entries(o.op.responses).filter(([s]) => Number(s) >= 400)
-      .filter(([, r]) => r.content?.['application/problem+json']?.schema?.$ref !== problemRef).map(([s]) => `${o.op.operationId} ${s}`));
+    const bad = ops.flatMap((o) =>
+      Object.entries(o.op.responses)
+        .filter(([s]) => Number(s) >= 400)
+        .filter(([, r]) => r.content?.['application/problem+json']?.schema?.$ref !== problemRef)
+        .map(([s]) => `${o.op.operationId} ${s}`),
+    );
     t.same(bad, [], 'every 4xx/5xx is application/problem+json with the Problem schema');
     const withBody = ops.filter((o) => o.op.requestBody);
     t.ok(withBody.length >= 8);
-    t.same(withBody.filter((o) => !['400', '413', '415'].every((s) => s in o.op.responses)).map((o) => o.op.operationId), []);
+    t.same(
+      withBody.filter((o) => !['400', '413', '415'].every((s) => s in o.op.responses)).map((o) => o.op.operationId),
+      [],
+    );
   });
 
   t.test('/api-docs serves the interactive UI', async (t) => {
@@ -123,24 +180,27 @@ t.test('OpenAPI document', async (t) => {
     t.teardown(() => rm(dir, { recursive: true, force: true }));
     await symlink(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
     await writeFile(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
-    await writeFile(join(dir, 'tsconfig.json'), JSON.stringify({
-      compilerOptions: { target: 'es2024', module: 'nodenext', moduleResolution: 'nodenext', allowImportingTsExtensions: true, noEmit: true, strict: true, skipLibCheck: true, types: ['node'] },
-      files: ['client.ts'],
-    }));
+    await writeFile(
+      join(dir, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: { target: 'es2024', module: 'nodenext', moduleResolution: 'nodenext', allowImportingTsExtensions: true, noEmit: true, strict: true, skipLibCheck: true, types: ['node'] },
+        files: ['client.ts'],
+      }),
+    );
     await writeFile(join(dir, 'api.ts'), await openapiTS(structuredClone(doc) as never));
     await writeFile(join(dir, 'client.ts'), CLIENT.replaceAll('// EXPECT-ERROR', '// @ts-expect-error'));
 
     // The generated types are strict enough to reject wrong calls: each
     // "expect-error" directive in CLIENT must meet an error, or tsc fails.
     // Run the native compiler itself: a node child would inherit tap's loader hooks.
-    const { default: tscPath } = await import(pathToFileURL(join(ROOT, 'node_modules/typescript/lib/getExePath.js')).href) as { default: () => string };
+    const { default: tscPath } = (await import(pathToFileURL(join(ROOT, 'node_modules/typescript/lib/getExePath.js')).href)) as { default: () => string };
     const tsc = spawnSync(tscPath(), ['-p', dir], { encoding: 'utf8' });
     t.equal(tsc.status, 0, `tsc on the generated client:\n${tsc.stdout}${tsc.stderr}`);
 
     const tenant = await ctx.tenant();
     await ctx.app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = ctx.app.server.address() as AddressInfo;
-    const { run } = await import(pathToFileURL(join(dir, 'client.ts')).href) as { run: (baseUrl: string, login: { tenant: string; email: string; password: string }) => Promise<ClientRun> };
+    const { run } = (await import(pathToFileURL(join(dir, 'client.ts')).href)) as { run: (baseUrl: string, login: { tenant: string; email: string; password: string }) => Promise<ClientRun> };
     const r = await run(`http://127.0.0.1:${port}`, { tenant: tenant.id, email: tenant.adminEmail, password: PASSWORD });
     t.equal(r.created.status, 201);
     t.match(r.created.location, /^\/api\/products\/[0-9a-f-]{36}$/);

@@ -17,7 +17,10 @@ function capture() {
   const raw: string[] = [];
   const stream = new Writable({
     write(chunk, _enc, cb) {
-      for (const l of String(chunk).split('\n').filter(Boolean)) { raw.push(l); lines.push(JSON.parse(l)); }
+      for (const l of String(chunk).split('\n').filter(Boolean)) {
+        raw.push(l);
+        lines.push(JSON.parse(l));
+      }
       cb();
     },
   });
@@ -78,12 +81,19 @@ t.test('every request logs one line with request id, tenant and user', async (t)
   const authed = requestLines.find((l) => l.reqId === 'rid-me-1')!;
   t.match(authed, { level: 30, method: 'GET', url: '/api/auth/me', status: 200, tenant: tenant.id, user: me.id });
   t.equal(requestLines.find((l) => l.reqId === 'rid-list-2')!.url, '/api/products', 'no query string');
-  t.match(requestLines.find((l) => l.reqId === 'rid-anon-3'), { status: 401, tenant: null, user: null });
+  t.match(
+    requestLines.find((l) => l.reqId === 'rid-anon-3'),
+    { status: 401, tenant: null, user: null },
+  );
 
   const other = await ctx.tenant();
   await ctx.kernel.tenants.setStatus(other.id, 'suspended');
   await ctx.as(other.adminToken, { method: 'GET', url: '/api/auth/me', headers: { 'x-request-id': 'rid-suspended-6' } });
-  t.match(log.lines.find((l) => l.reqId === 'rid-suspended-6'), { status: 403, tenant: other.id }, 'a refused request names its tenant');
+  t.match(
+    log.lines.find((l) => l.reqId === 'rid-suspended-6'),
+    { status: 403, tenant: other.id },
+    'a refused request names its tenant',
+  );
 
   const generated = await ctx.app.inject({ method: 'GET', url: '/api/auth/me', headers: { 'x-request-id': 'not a valid id!' } });
   const rid = generated.json().requestId;
@@ -114,10 +124,16 @@ t.test('no credential ever appears in a log line', async (t) => {
   t.ok(log.lines.filter((l) => l.msg === 'request').length >= 9, 'the sequence was logged');
   const text = log.text();
   const secrets: [string, string][] = [
-    ['password', PASSWORD], ['wrong password', wrongPassword], ['JWT secret', ctx.kernel.config.jwtSecret],
-    ['access token', accessToken], ['access token signature', accessToken.split('.')[2]], ['refresh token', refreshToken],
-    ['refresh token secret part', refreshToken.split('.')[1]], ['rotated access token', refreshed.accessToken],
-    ['rotated refresh token', refreshed.refreshToken], ['logged out refresh token', relogin.refreshToken],
+    ['password', PASSWORD],
+    ['wrong password', wrongPassword],
+    ['JWT secret', ctx.kernel.config.jwtSecret],
+    ['access token', accessToken],
+    ['access token signature', accessToken.split('.')[2]],
+    ['refresh token', refreshToken],
+    ['refresh token secret part', refreshToken.split('.')[1]],
+    ['rotated access token', refreshed.accessToken],
+    ['rotated refresh token', refreshed.refreshToken],
+    ['logged out refresh token', relogin.refreshToken],
     ['tenant admin token', tenant.adminToken.split('.')[2]],
   ];
   for (const [name, secret] of secrets) t.notOk(text.includes(secret), `no ${name} in the log`);
@@ -159,11 +175,16 @@ t.test('an unhandled error is a 500 INTERNAL that leaks nothing', async (t) => {
 
   t.test('a thrown error', async (t) => {
     const find = ctx.kernel.tenants.find;
-    ctx.kernel.tenants.find = async () => { throw new Error('boom: select password_hash from users /srv/secret.ts') };
+    ctx.kernel.tenants.find = async () => {
+      throw new Error('boom: select password_hash from users /srv/secret.ts');
+    };
     try {
       const res = await ctx.as(tenant.adminToken, { method: 'GET', url: '/api/auth/me' });
       const rid = assertOpaque(t, res, ['boom', 'password_hash', 'select', 'secret.ts']);
-      t.ok(log.lines.some((l) => l.reqId === rid && l.level === 50), 'logged as an error');
+      t.ok(
+        log.lines.some((l) => l.reqId === rid && l.level === 50),
+        'logged as an error',
+      );
     } finally {
       ctx.kernel.tenants.find = find;
     }
@@ -201,17 +222,33 @@ t.test('SIGTERM stops the server gracefully', { skip: onPglite && 'starts a serv
   const jwtSecret = randomBytes(32).toString('hex');
   const operatorPassword = `op-${randomBytes(8).toString('hex')}`;
   const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH, HOME: process.env.HOME,
-    DATABASE_URL: url.href, PORT: '0', HOST: '127.0.0.1', DEMO_DATA: 'false', JWT_SECRET: jwtSecret, LOG_LEVEL: 'info',
-    DATA_DIR: dataDir, PLATFORM_ADMIN_EMAIL: 'ops@platform.test', PLATFORM_ADMIN_PASSWORD: operatorPassword,
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    DATABASE_URL: url.href,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DEMO_DATA: 'false',
+    JWT_SECRET: jwtSecret,
+    LOG_LEVEL: 'info',
+    DATA_DIR: dataDir,
+    PLATFORM_ADMIN_EMAIL: 'ops@platform.test',
+    PLATFORM_ADMIN_PASSWORD: operatorPassword,
   };
   const child = spawn(join(process.cwd(), 'node_modules/.bin/node'), ['scripts/start.ts'], { env, cwd: process.cwd(), stdio: ['ignore', 'pipe', 'pipe'] });
-  t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL'); });
+  t.teardown(() => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
   let stdout = '';
   let stderr = '';
-  child.stderr.on('data', (d) => { stderr += d; });
+  child.stderr.on('data', (d) => {
+    stderr += d;
+  });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const lines = () => stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Line);
+  const lines = () =>
+    stdout
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Line);
   const ready = await new Promise<Line | undefined>((resolve) => {
     child.stdout.on('data', (d) => {
       stdout += d;
@@ -228,15 +265,25 @@ t.test('SIGTERM stops the server gracefully', { skip: onPglite && 'starts a serv
 
   const health = await fetch(`${base}/health/ready`);
   t.equal(health.status, 200);
-  const login = await fetch(`${base}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tenant: 'platform', email: 'ops@platform.test', password: operatorPassword }) });
+  const login = await fetch(`${base}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ tenant: 'platform', email: 'ops@platform.test', password: operatorPassword }),
+  });
   t.equal(login.status, 200, 'the configured platform operator can log in');
-  const { accessToken } = await login.json() as { accessToken: string };
+  const { accessToken } = (await login.json()) as { accessToken: string };
 
   child.kill('SIGTERM');
   t.equal(await exited, 0, 'exits 0');
   const all = lines();
-  t.ok(all.some((l) => l.msg?.startsWith('stopping') && l.signal === 'SIGTERM'), 'logs the stop');
-  t.ok(all.some((l) => l.msg === 'request' && l.url === '/api/auth/login' && l.status === 200), 'and the requests it served');
+  t.ok(
+    all.some((l) => l.msg?.startsWith('stopping') && l.signal === 'SIGTERM'),
+    'logs the stop',
+  );
+  t.ok(
+    all.some((l) => l.msg === 'request' && l.url === '/api/auth/login' && l.status === 200),
+    'and the requests it served',
+  );
   for (const secret of [jwtSecret, operatorPassword, accessToken]) t.notOk(stdout.includes(secret) || stderr.includes(secret), 'no secret in the output');
   t.equal(stderr.trim(), '', 'nothing on stderr');
 });

@@ -8,7 +8,11 @@ import { PLATFORM_TENANT, schemaFor } from '../../core/tenancy/registry.ts';
 /** The schema of the tenant registry (configurable; "platform" by default). */
 const registrySchema = (kernel: { config: object }) => (kernel.config as { registrySchema?: string }).registrySchema ?? 'platform';
 
-interface Setup { ctx: TestContext; operatorToken: string; cleanup: (tenantId: string) => void }
+interface Setup {
+  ctx: TestContext;
+  operatorToken: string;
+  cleanup: (tenantId: string) => void;
+}
 
 /** build(t) plus a platform operator; tenants passed to cleanup() and the operator go at teardown. */
 async function setup(t: Test): Promise<Setup> {
@@ -34,7 +38,12 @@ async function setup(t: Test): Promise<Setup> {
   });
   const ctx = await build({ teardown: (fn) => helperTeardowns.push(fn) });
   operatorEmail = `${uniqueId('operator')}@platform.test`;
-  const r = await provisionTenant(ctx.kernel, { id: PLATFORM_TENANT, name: 'Platform operators', company: { code: 'PLATFORM', name: 'Platform' }, admin: { email: operatorEmail, name: 'Operator', password: PASSWORD } });
+  const r = await provisionTenant(ctx.kernel, {
+    id: PLATFORM_TENANT,
+    name: 'Platform operators',
+    company: { code: 'PLATFORM', name: 'Platform' },
+    admin: { email: operatorEmail, name: 'Operator', password: PASSWORD },
+  });
   platformCreated = r.created;
   const login = await ctx.login(PLATFORM_TENANT, operatorEmail, PASSWORD);
   if (login.statusCode !== 200) throw new Error(login.body);
@@ -42,7 +51,11 @@ async function setup(t: Test): Promise<Setup> {
 }
 
 const newTenant = (id: string, o: Record<string, unknown> = {}) => ({
-  id, name: `Tenant ${id}`, company: { code: 'HQ', name: 'Zentrale' }, admin: { email: `boss@${id}.test`, name: 'Boss', password: PASSWORD }, ...o,
+  id,
+  name: `Tenant ${id}`,
+  company: { code: 'HQ', name: 'Zentrale' },
+  admin: { email: `boss@${id}.test`, name: 'Boss', password: PASSWORD },
+  ...o,
 });
 
 t.test('platform tenant administration', async (t) => {
@@ -135,7 +148,11 @@ t.test('platform tenant administration', async (t) => {
   t.test('only platform operators get in', async (t) => {
     const tenant = await ctx.tenant();
     const id = uniqueId('p');
-    for (const [method, url] of [['POST', '/api/platform/tenants'], ['GET', '/api/platform/tenants'], ['GET', `/api/platform/tenants/${tenant.id}`]] as const) {
+    for (const [method, url] of [
+      ['POST', '/api/platform/tenants'],
+      ['GET', '/api/platform/tenants'],
+      ['GET', `/api/platform/tenants/${tenant.id}`],
+    ] as const) {
       const res = await ctx.as(tenant.adminToken, { method, url, ...(method === 'POST' ? { payload: newTenant(id) } : {}) });
       t.equal(res.statusCode, 403, `${method} ${url} by a tenant admin`);
       t.equal(res.json().code, 'PLATFORM_ONLY');
@@ -146,7 +163,13 @@ t.test('platform tenant administration', async (t) => {
     t.equal((await ctx.as(operatorToken, { method: 'GET', url: `/api/platform/tenants/${id}` })).statusCode, 404, 'nothing was created');
 
     const platform = ctx.kernel.tenants.cached(PLATFORM_TENANT)!;
-    const pt = { id: PLATFORM_TENANT, schema: platform.schema, companyId: (await ctx.as(operatorToken, { method: 'GET', url: '/api/auth/me' })).json().companyId, adminEmail: '', adminToken: operatorToken };
+    const pt = {
+      id: PLATFORM_TENANT,
+      schema: platform.schema,
+      companyId: (await ctx.as(operatorToken, { method: 'GET', url: '/api/auth/me' })).json().companyId,
+      adminEmail: '',
+      adminToken: operatorToken,
+    };
     const role = uniqueId('helper');
     const helper = await ctx.user(pt, { codes: [], role });
     const notAdmin = await ctx.as(helper.token, { method: 'GET', url: '/api/platform/tenants' });
@@ -178,7 +201,7 @@ t.test('suspend and resume a tenant', async (t) => {
   t.match(suspended.json(), { id, status: 'suspended' });
   t.equal((await op('GET', `/api/platform/tenants/${id}`)).json().status, 'suspended', 'read back');
   const refused = await asBoss();
-  t.equal(refused.statusCode, 403, 'the tenant\'s tokens stop working at once');
+  t.equal(refused.statusCode, 403, "the tenant's tokens stop working at once");
   t.equal(refused.json().code, 'TENANT_UNAVAILABLE');
   t.equal((await ctx.login(id, `boss@${id}.test`, PASSWORD)).json().code, 'TENANT_UNAVAILABLE', 'no new login');
   t.equal((await ctx.app.inject({ method: 'POST', url: '/api/auth/refresh', payload: { refreshToken: login.refreshToken } })).json().code, 'TENANT_UNAVAILABLE', 'no refresh');
@@ -215,10 +238,16 @@ t.test('GET /api/auth/db for an operator: the whole database by schema', async (
   t.ok(size.totalBytes > 0);
   const names = size.schemas.map((s: { name: string }) => s.name);
   t.ok(names.includes(tenant.schema) && names.includes(registrySchema(ctx.kernel)), 'tenant schemas and the registry');
-  t.match(size.schemas.find((s: { name: string }) => s.name === tenant.schema), { tenant: tenant.id });
+  t.match(
+    size.schemas.find((s: { name: string }) => s.name === tenant.schema),
+    { tenant: tenant.id },
+  );
   t.ok(size.schemas.every((s: { bytes: number; tables?: unknown }) => Number.isInteger(s.bytes) && s.tables === undefined));
   t.ok(size.schemas.reduce((sum: number, s: { bytes: number }) => sum + s.bytes, 0) <= size.totalBytes);
-  t.notOk(names.some((n: string) => n.startsWith('pg_') || n === 'information_schema'), 'no system schemas');
+  t.notOk(
+    names.some((n: string) => n.startsWith('pg_') || n === 'information_schema'),
+    'no system schemas',
+  );
   const own = (await ctx.as(tenant.adminToken, { method: 'GET', url: '/api/auth/db' })).json();
   t.equal(own.scope, 'tenant', 'a tenant admin sees their schema only');
 });

@@ -13,16 +13,22 @@ import { kernelKit, randomId } from '../fixtures/kernels.ts';
 type Row = Record<string, any>;
 
 const input = (id: string, more: Partial<ProvisionInput> = {}): ProvisionInput => ({
-  id, name: `Tenant ${id}`, company: { code: 'HQ', name: 'Headquarters' },
-  admin: { email: `Boss@${id}.Test `, name: 'Boss', password: 'first password 123' }, ...more,
+  id,
+  name: `Tenant ${id}`,
+  company: { code: 'HQ', name: 'Headquarters' },
+  admin: { email: `Boss@${id}.Test `, name: 'Boss', password: 'first password 123' },
+  ...more,
 });
 
 async function contents(kernel: Kernel, schema: string) {
   const em = kernel.dbs.main.em.fork({ schema });
   const all = async (entity: string) => (await em.find(kernel.model(entity).schema, {}, { orderBy: { createdAt: 'asc' } as never })) as Row[];
   return {
-    roles: await all('Role'), companies: await all('Company'), users: await all('User'),
-    userRoles: await all('UserRole'), userCompanies: await all('UserCompany'),
+    roles: await all('Role'),
+    companies: await all('Company'),
+    users: await all('User'),
+    userRoles: await all('UserRole'),
+    userCompanies: await all('UserCompany'),
   };
 }
 
@@ -41,7 +47,14 @@ t.test('provisioning', async (t) => {
     t.equal(r.tenant.schemaDigest, kernel.digest, 'the schema is at the loaded modules');
     t.equal(r.tenant.defaultLanguage, 'de');
     const c = await contents(kernel, r.tenant.schema);
-    t.same(c.roles.map((x) => [x.name, x.builtIn]).sort(), [[ADMIN_ROLE, true], [MEMBER_ROLE, true]], 'built-in roles admin and member');
+    t.same(
+      c.roles.map((x) => [x.name, x.builtIn]).sort(),
+      [
+        [ADMIN_ROLE, true],
+        [MEMBER_ROLE, true],
+      ],
+      'built-in roles admin and member',
+    );
     t.equal(c.companies.length, 1);
     t.equal(c.companies[0].id, r.companyId);
     t.same(c.companies[0].code, 'HQ');
@@ -54,8 +67,16 @@ t.test('provisioning', async (t) => {
     t.equal(admin.isActive, true);
     t.ok(await verifyPassword('first password 123', admin.passwordHash));
     const adminRole = c.roles.find((x) => x.name === ADMIN_ROLE)!;
-    t.same(c.userRoles.map((x) => [x.userId, x.roleId]), [[admin.id, adminRole.id]], 'the admin holds the admin role');
-    t.same(c.userCompanies.map((x) => [x.userId, x.companyId]), [[admin.id, r.companyId]], 'and belongs to the company');
+    t.same(
+      c.userRoles.map((x) => [x.userId, x.roleId]),
+      [[admin.id, adminRole.id]],
+      'the admin holds the admin role',
+    );
+    t.same(
+      c.userCompanies.map((x) => [x.userId, x.companyId]),
+      [[admin.id, r.companyId]],
+      'and belongs to the company',
+    );
     await kernel.tenants.reload();
     t.equal(kernel.tenants.cached(id)?.schemaDigest, kernel.digest, 'the registry row records the digest');
   });
@@ -82,7 +103,10 @@ t.test('provisioning', async (t) => {
     const registered = async () => (await kernel.dbs.main.em.getConnection().execute(`select count(*)::int as n from "${kit.config.registrySchema}".tenants`))[0].n as number;
     const count = await registered();
     for (const id of ['A', 'x', 'Acme', '1acme', 'acme_corp', 'acme corp', '-acme', 'a'.repeat(41), '../acme', 'acme;drop', '']) {
-      const err = await provisionTenant(kernel, input(id)).then(() => undefined, (e: unknown) => e);
+      const err = await provisionTenant(kernel, input(id)).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       t.ok(err instanceof TenantError, JSON.stringify(id));
       t.equal((err as TenantError).code, 'INVALID_TENANT_ID');
     }
@@ -91,7 +115,10 @@ t.test('provisioning', async (t) => {
 
   await t.test('refuses an unknown connection key', async (t) => {
     const id = randomId('p');
-    const err = await provisionTenant(kernel, input(id, { connectionKey: 'nowhere' })).then(() => undefined, (e: unknown) => e);
+    const err = await provisionTenant(kernel, input(id, { connectionKey: 'nowhere' })).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     t.equal((err as TenantError).code, 'UNKNOWN_CONNECTION');
     t.equal(await kernel.tenants.find(id), undefined);
   });

@@ -7,8 +7,7 @@ import { build, PASSWORD, type TestContext } from '../helper.ts';
 
 type Tokens = { accessToken: string; refreshToken: string };
 
-const refresh = (ctx: TestContext, refreshToken: string) =>
-  ctx.app.inject({ method: 'POST', url: '/api/auth/refresh', payload: { refreshToken } });
+const refresh = (ctx: TestContext, refreshToken: string) => ctx.app.inject({ method: 'POST', url: '/api/auth/refresh', payload: { refreshToken } });
 
 const ctx = await build(t);
 const tenant = await ctx.tenant();

@@ -13,38 +13,56 @@ const manifestsDir = mkdtempSync(join(tmpdir(), 'plinth-relational-'));
 t.teardown(() => rmSync(manifestsDir, { recursive: true, force: true }));
 cpSync('manifests', manifestsDir, { recursive: true });
 const member = (on: Record<string, string>, where: Record<string, unknown> = {}) => ({ $exists: { entity: 'BoardMember', on, where: { userId: '${user.id}', ...where } } });
-writeFileSync(join(manifestsDir, 'boards.json'), JSON.stringify({
-  id: 'boards', name: 'Boards', version: '1.0.0', dependsOn: ['core'],
-  permissions: [
-    { code: 'app:boards:admin', description: 'everything', grants: [{ action: ['read', 'create', 'update', 'delete'], subject: ['Board', 'BoardMember', 'Card'] }] },
-    { code: 'app:boards:member', description: 'boards one is a member of', grants: [
-      { action: 'read', subject: 'Board', conditions: member({ boardId: 'id' }) },
-      { action: 'update', subject: 'Board', conditions: member({ boardId: 'id' }, { role: 'manager' }) },
-      { action: ['read', 'create', 'update', 'delete'], subject: 'Card', conditions: member({ boardId: 'boardId' }) },
-      // a card marked private is its author's alone, whatever the membership
-      { action: ['read', 'create', 'update', 'delete'], subject: 'Card', conditions: { private: true, authorId: { $ne: '${user.id}' } }, inverted: true },
-    ] },
-  ],
-  entities: [
-    { name: 'Board', scope: 'company', fields: { name: { type: 'string', required: true, maxLength: 80, sort: true } } },
-    { name: 'BoardMember', scope: 'company', fields: {
-      boardId: { type: 'ref', entity: 'Board', required: true, onDelete: 'cascade', filter: true },
-      userId: { type: 'ref', entity: 'User', required: true, onDelete: 'cascade' },
-      role: { type: 'enum', values: ['member', 'manager'], default: 'member' },
-    } },
-    { name: 'Card', scope: 'company', fields: {
-      boardId: { type: 'ref', entity: 'Board', required: true, onDelete: 'cascade', filter: true },
-      title: { type: 'string', required: true, maxLength: 80 },
-      authorId: { type: 'ref', entity: 'User' },
-      private: { type: 'boolean', default: false },
-    } },
-  ],
-  routes: [
-    { entity: 'Board', path: '/api/boards' },
-    { entity: 'BoardMember', path: '/api/board-members' },
-    { entity: 'Card', path: '/api/boards/:boardId/cards' },
-  ],
-}));
+writeFileSync(
+  join(manifestsDir, 'boards.json'),
+  JSON.stringify({
+    id: 'boards',
+    name: 'Boards',
+    version: '1.0.0',
+    dependsOn: ['core'],
+    permissions: [
+      { code: 'app:boards:admin', description: 'everything', grants: [{ action: ['read', 'create', 'update', 'delete'], subject: ['Board', 'BoardMember', 'Card'] }] },
+      {
+        code: 'app:boards:member',
+        description: 'boards one is a member of',
+        grants: [
+          { action: 'read', subject: 'Board', conditions: member({ boardId: 'id' }) },
+          { action: 'update', subject: 'Board', conditions: member({ boardId: 'id' }, { role: 'manager' }) },
+          { action: ['read', 'create', 'update', 'delete'], subject: 'Card', conditions: member({ boardId: 'boardId' }) },
+          // a card marked private is its author's alone, whatever the membership
+          { action: ['read', 'create', 'update', 'delete'], subject: 'Card', conditions: { private: true, authorId: { $ne: '${user.id}' } }, inverted: true },
+        ],
+      },
+    ],
+    entities: [
+      { name: 'Board', scope: 'company', fields: { name: { type: 'string', required: true, maxLength: 80, sort: true } } },
+      {
+        name: 'BoardMember',
+        scope: 'company',
+        fields: {
+          boardId: { type: 'ref', entity: 'Board', required: true, onDelete: 'cascade', filter: true },
+          userId: { type: 'ref', entity: 'User', required: true, onDelete: 'cascade' },
+          role: { type: 'enum', values: ['member', 'manager'], default: 'member' },
+        },
+      },
+      {
+        name: 'Card',
+        scope: 'company',
+        fields: {
+          boardId: { type: 'ref', entity: 'Board', required: true, onDelete: 'cascade', filter: true },
+          title: { type: 'string', required: true, maxLength: 80 },
+          authorId: { type: 'ref', entity: 'User' },
+          private: { type: 'boolean', default: false },
+        },
+      },
+    ],
+    routes: [
+      { entity: 'Board', path: '/api/boards' },
+      { entity: 'BoardMember', path: '/api/board-members' },
+      { entity: 'Card', path: '/api/boards/:boardId/cards' },
+    ],
+  }),
+);
 
 const ctx = await build(t, { config: { manifestsDir } });
 const tenant = await ctx.tenant();
@@ -65,15 +83,22 @@ await created('/api/board-members', { boardId: managed, userId: user.id, role: '
 const myCard = await created(`/api/boards/${mine}/cards`, { title: 'on my board' });
 const theirCard = await created(`/api/boards/${theirs}/cards`, { title: 'on their board' });
 const tenantAdminId = (await admin('GET', `/api/users?search=${encodeURIComponent(tenant.adminEmail)}`)).json().items[0].id as string;
-const secret = await created(`/api/boards/${mine}/cards`, { title: 'someone else\'s private card', private: true, authorId: tenantAdminId });
+const secret = await created(`/api/boards/${mine}/cards`, { title: "someone else's private card", private: true, authorId: tenantAdminId });
 
 t.test('lists, counts and reads follow membership', async (t) => {
   const boards = (await as('GET', '/api/boards?sort=name')).json();
-  t.same(boards.items.map((b: { name: string }) => b.name), ['Managed', 'Mine']);
+  t.same(
+    boards.items.map((b: { name: string }) => b.name),
+    ['Managed', 'Mine'],
+  );
   t.equal(boards.total, 2, 'the total counts the same rows');
   t.equal((await as('GET', `/api/boards/${theirs}`)).statusCode, 404, 'another board does not exist for them');
   const cards = (await as('GET', `/api/boards/${mine}/cards`)).json();
-  t.same(cards.items.map((c: { id: string }) => c.id), [myCard], 'cards of their boards, not another\'s private card');
+  t.same(
+    cards.items.map((c: { id: string }) => c.id),
+    [myCard],
+    "cards of their boards, not another's private card",
+  );
   t.equal(cards.total, 1);
   t.equal((await as('GET', `/api/boards/${theirs}/cards/${theirCard}`)).statusCode, 404);
   t.equal((await as('GET', `/api/boards/${mine}/cards/${secret}`)).statusCode, 404, 'an inverted rule narrows the relational one');
@@ -86,7 +111,7 @@ t.test('writes: row lock, reach after the write, references and parents', async 
   t.equal(member.json().code, 'FORBIDDEN');
   t.equal((await as('PATCH', `/api/boards/${theirs}/cards/${theirCard}`, { title: 'x' })).statusCode, 404, 'a card out of reach is unknown');
   t.equal((await as('DELETE', `/api/boards/${theirs}/cards/${theirCard}`)).statusCode, 404);
-  t.equal((await as('GET', `/api/boards/${theirs}/cards`)).statusCode, 404, 'a nested path\'s parent must be readable');
+  t.equal((await as('GET', `/api/boards/${theirs}/cards`)).statusCode, 404, "a nested path's parent must be readable");
   t.equal((await as('POST', `/api/boards/${theirs}/cards`, { title: 'x' })).statusCode, 404);
 
   const refused = await as('POST', `/api/boards/${mine}/cards`, { title: 'by the admin', authorId: tenantAdminId });
@@ -97,7 +122,7 @@ t.test('writes: row lock, reach after the write, references and parents', async 
   t.equal(card.statusCode, 201, card.body);
   const url = `/api/boards/${mine}/cards/${card.json().id}`;
   const moved = await as('PATCH', url, { private: true });
-  t.equal(moved.statusCode, 403, 'nor moves a card out of their own reach (a private card with no author is nobody\'s)');
+  t.equal(moved.statusCode, 403, "nor moves a card out of their own reach (a private card with no author is nobody's)");
   t.equal((await as('GET', url)).json().private, false, 'and the refused write left nothing');
   const hidden = await as('POST', `/api/boards/${mine}/cards`, { title: 'hidden', private: true });
   t.equal(hidden.statusCode, 403, 'nor creates a row out of their reach');

@@ -17,7 +17,14 @@ async function started(kit: KernelKit): Promise<{ kernel: Kernel; app: FastifyIn
   const kernel = await kit.open();
   const app = await buildApp(kernel, { logger: false });
   await app.ready();
-  return { kernel, app, stop: async () => { await app.close(); await kernel.close(); } };
+  return {
+    kernel,
+    app,
+    stop: async () => {
+      await app.close();
+      await kernel.close();
+    },
+  };
 }
 
 const versionsOf = (kernel: Kernel, schema: string) =>
@@ -39,7 +46,9 @@ t.test('a product written before a restart is there after it, and nothing is mig
   t.equal(login.statusCode, 200, login.body);
   const token = login.json().accessToken as string;
   const created = await first.app.inject({
-    method: 'POST', url: '/api/products', headers: { authorization: `Bearer ${token}` },
+    method: 'POST',
+    url: '/api/products',
+    headers: { authorization: `Bearer ${token}` },
     payload: { sku: 'KEEP-1', name: 'Survivor', price: '9.90' },
   });
   t.equal(created.statusCode, 201, created.body);

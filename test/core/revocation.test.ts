@@ -15,8 +15,7 @@ import { kernelKit, randomId, type KernelKit } from '../fixtures/kernels.ts';
 type Tokens = { accessToken: string; refreshToken: string };
 const serverOnly = onPglite && 'needs two processes (or a LISTEN connection) on one server database';
 
-const meOf = (app: FastifyInstance, token: string) =>
-  app.inject({ method: 'GET', url: '/api/auth/me', headers: { authorization: `Bearer ${token}` } });
+const meOf = (app: FastifyInstance, token: string) => app.inject({ method: 'GET', url: '/api/auth/me', headers: { authorization: `Bearer ${token}` } });
 const loginOf = async (app: FastifyInstance, tenant: string, email: string, password = PASSWORD): Promise<Tokens> => {
   const res = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { tenant, email, password } });
   if (res.statusCode !== 200) throw new Error(`login failed: ${res.body}`);
@@ -53,7 +52,7 @@ t.test('in one process', async (t) => {
     t.equal((await meOf(ctx.app, b.accessToken)).statusCode, 200, 'another session of the user stays');
   });
 
-  t.test("logout without a refresh token ends every session; a fresh login works", async (t) => {
+  t.test('logout without a refresh token ends every session; a fresh login works', async (t) => {
     const user = await ctx.user(tenant, { codes: [] });
     const a = await loginOf(ctx.app, tenant.id, user.email);
     const b = await loginOf(ctx.app, tenant.id, user.email);
@@ -161,7 +160,14 @@ t.test('a process started after the revocation knows it', async (t) => {
     const kernel = await kit.open();
     const app = await buildApp(kernel, { logger: false });
     await app.ready();
-    return { kernel, app, stop: async () => { await app.close(); await kernel.close(); } };
+    return {
+      kernel,
+      app,
+      stop: async () => {
+        await app.close();
+        await kernel.close();
+      },
+    };
   };
   const id = randomId('rv');
   const email = `admin@${id}.test`;
@@ -186,7 +192,9 @@ t.test('a process started after the revocation knows it', async (t) => {
 });
 
 t.test('the listener reconnects after its connection dies, retrying failed attempts', { skip: serverOnly }, async (t) => {
-  const { Client } = createRequire(import.meta.url)('pg') as { Client: new (o: { connectionString: string }) => ListenClient & { query(sql: string, v?: unknown[]): Promise<{ rows: { n: number }[] }> } };
+  const { Client } = createRequire(import.meta.url)('pg') as {
+    Client: new (o: { connectionString: string }) => ListenClient & { query(sql: string, v?: unknown[]): Promise<{ rows: { n: number }[] }> };
+  };
   const channel = `plinth_test_${randomBytes(5).toString('hex')}`;
   let failNext = 0;
   const attempts: string[] = [];
@@ -194,12 +202,17 @@ t.test('the listener reconnects after its connection dies, retrying failed attem
   const dead = TEST_DATABASE_URL.replace(/:\d+\//, ':1/');
   const listener = new PgListener(TEST_DATABASE_URL, {
     backoffMs: { min: 20, max: 200 },
-    client: (url) => { attempts.push(failNext > 0 ? 'fail' : 'ok'); return new Client({ connectionString: failNext-- > 0 ? dead : url }); },
+    client: (url) => {
+      attempts.push(failNext > 0 ? 'fail' : 'ok');
+      return new Client({ connectionString: failNext-- > 0 ? dead : url });
+    },
   });
   const got: string[] = [];
   let reloads = 0;
   listener.on(channel, (p) => got.push(p));
-  listener.onReload(async () => { reloads++; });
+  listener.onReload(async () => {
+    reloads++;
+  });
   await listener.start();
   t.teardown(() => listener.close());
 

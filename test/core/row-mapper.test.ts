@@ -83,10 +83,14 @@ t.test('the translations object', async (t) => {
     name: { en: 'House', fr: 'Maison' },
     blurb: {},
   });
-  t.same(toItem({ ...row, blurb: null }, { prefs: ['en'], translations: true }).translations, {
-    name: { de: 'Haus', en: 'House', fr: 'Maison' },
-    blurb: {},
-  }, 'a field never written shows an empty map, not null');
+  t.same(
+    toItem({ ...row, blurb: null }, { prefs: ['en'], translations: true }).translations,
+    {
+      name: { de: 'Haus', en: 'House', fr: 'Maison' },
+      blurb: {},
+    },
+    'a field never written shows an empty map, not null',
+  );
   t.notOk('translations' in rowMapper(note)({ id: 'n', body: 'x' }, { prefs: ['en'], translations: true }), 'none on an entity without translatable fields');
 });
 
@@ -99,9 +103,20 @@ t.test('internal and secret fields never leave', async (t) => {
 t.test('values as they leave: decimals stay strings, dates unchanged, missing ones null', async (t) => {
   const dto = toItem(row, plain);
   t.same(dto, {
-    id: row.id, companyId: row.companyId, name: 'House', blurb: 'Nur deutsch', sku: 'H-1',
-    price: '7.50', rate: '0.1250', count: '3', qty: 0, day: '2024-01-31', at,
-    createdAt: created, updatedAt: created, version: 2,
+    id: row.id,
+    companyId: row.companyId,
+    name: 'House',
+    blurb: 'Nur deutsch',
+    sku: 'H-1',
+    price: '7.50',
+    rate: '0.1250',
+    count: '3',
+    qty: 0,
+    day: '2024-01-31',
+    at,
+    createdAt: created,
+    updatedAt: created,
+    version: 2,
   });
   t.equal(dto.price, '7.50', 'not a number: no float rounding, trailing zeros kept');
   t.equal(dto.qty, 0, 'a zero is not taken for missing');

@@ -10,7 +10,9 @@ import { Params } from '../../core/data/sql.ts';
 import type { CallerValues } from '../../core/access/permission-catalog.ts';
 
 const manifest: Manifest = {
-  id: 'pm', name: 'PM', version: '1.0.0',
+  id: 'pm',
+  name: 'PM',
+  version: '1.0.0',
   entities: [
     { name: 'Project', scope: 'company', fields: { name: { type: 'string' }, status: { type: 'string' }, leadId: { type: 'string' }, budget: { type: 'decimal' } } },
     { name: 'Member', scope: 'tenant', fields: { projectId: { type: 'ref', entity: 'Project' }, userId: { type: 'string' }, role: { type: 'string' } } },
@@ -48,7 +50,7 @@ t.test('logical operators', async (t) => {
   t.same(sql(note, { $or: [] }), { text: 'false', values: [] }, 'an empty $or holds for no row');
 });
 
-t.test('company-scoped entities carry the statement\'s company', async (t) => {
+t.test("company-scoped entities carry the statement's company", async (t) => {
   t.same(sql(project, {}), { text: 't."company_id" = $1', values: ['c1'] });
   t.same(sql(project, { status: 'open' }), { text: '(t."company_id" = $1) and (t."status" = $2)', values: ['c1', 'open'] });
 });
@@ -70,8 +72,16 @@ t.test('relational conditions compile to exists subqueries', async (t) => {
   });
   t.same(sql(project, { $or: [{ leadId: '${user.id}' }, member] }).text.match(/exists/g)?.length, 1, 'inside $or');
   const nested = { $exists: { entity: 'Member', on: { projectId: 'id' }, where: { $exists: { entity: 'Member', on: { userId: 'userId' }, where: { role: 'owner' } } } } };
-  t.match(sql(project, nested).text, /from "tenant_x"."pm_members" r1 where r1."project_id" = t."id" and exists \(select 1 from "tenant_x"."pm_members" r2 where r2."user_id" = r1."user_id" and r2."role" = \$2\)/, 'each level its own alias');
-  t.same(sql(project, { $exists: { entity: 'Member', on: { projectId: 'id' } } }).text, '(t."company_id" = $1) and (exists (select 1 from "tenant_x"."pm_members" r1 where r1."project_id" = t."id" and true))', 'no where: any related row');
+  t.match(
+    sql(project, nested).text,
+    /from "tenant_x"."pm_members" r1 where r1."project_id" = t."id" and exists \(select 1 from "tenant_x"."pm_members" r2 where r2."user_id" = r1."user_id" and r2."role" = \$2\)/,
+    'each level its own alias',
+  );
+  t.same(
+    sql(project, { $exists: { entity: 'Member', on: { projectId: 'id' } } }).text,
+    '(t."company_id" = $1) and (exists (select 1 from "tenant_x"."pm_members" r1 where r1."project_id" = t."id" and true))',
+    'no where: any related row',
+  );
 });
 
 t.test('compiled once per condition object and model', async (t) => {

@@ -44,7 +44,7 @@ t.test('a changed value is refused', async (t) => {
   t.throws(() => box.decrypt(join(shorter)), 'a byte removed');
   const swapped = parts(sealed);
   swapped.data = parts(box.encrypt('smtp-passworx')).data;
-  t.throws(() => box.decrypt(join(swapped)), 'another value\'s ciphertext under this nonce and tag');
+  t.throws(() => box.decrypt(join(swapped)), "another value's ciphertext under this nonce and tag");
   for (const bad of ['', 'smtp-password', 'v1', 'v1.a.b', `v2${sealed.slice(2)}`, sealed.split('.').slice(0, 3).join('.')]) {
     t.throws(() => box.decrypt(bad), JSON.stringify(bad.slice(0, 30)));
   }
@@ -64,7 +64,10 @@ t.test('each encryption differs', async (t) => {
   const sealed = Array.from({ length: 50 }, () => box.encrypt('same'));
   t.equal(new Set(sealed).size, 50, 'equal secrets never look alike');
   t.equal(new Set(sealed.map((s) => parts(s).nonce.toString('hex'))).size, 50, 'a fresh nonce each time');
-  t.ok(sealed.every((s) => parts(s).nonce.length === 12), '96-bit nonces');
+  t.ok(
+    sealed.every((s) => parts(s).nonce.length === 12),
+    '96-bit nonces',
+  );
   for (const s of sealed) t.equal(box.decrypt(s), 'same');
 });
 

@@ -9,8 +9,17 @@ const ctx = await build(t);
 const tenant = await ctx.tenant();
 
 /** "default-src 'self';img-src 'self' data:" → { 'default-src': ["'self'"], 'img-src': ["'self'", 'data:'] } */
-const policy = (header: unknown) => Object.fromEntries(String(header).split(';').map((d) => d.trim()).filter(Boolean)
-  .map((d) => { const [name, ...values] = d.split(/\s+/); return [name.toLowerCase(), values]; }));
+const policy = (header: unknown) =>
+  Object.fromEntries(
+    String(header)
+      .split(';')
+      .map((d) => d.trim())
+      .filter(Boolean)
+      .map((d) => {
+        const [name, ...values] = d.split(/\s+/);
+        return [name.toLowerCase(), values];
+      }),
+  );
 const allows = (p: Record<string, string[]>, directive: string, source: string) => (p[directive] ?? p['default-src'] ?? []).includes(source);
 
 t.test('every response carries the security headers', async (t) => {
@@ -68,7 +77,11 @@ t.test('Swagger UI loads only what its CSP allows', async (t) => {
     const icons = [...html.matchAll(/<link[^>]*rel="icon"[^>]*href="([^"]+)"/g)].map((m) => m[1]);
     t.ok(scripts.length >= 3 && styles.length >= 1, `${base}: the page names its scripts and styles`);
     t.ok(allows(csp, 'script-src', "'self'") && allows(csp, 'style-src', "'self'") && allows(csp, 'img-src', "'self'"), 'same-origin scripts, styles, images');
-    for (const [kind, urls, type] of [['script', scripts, /javascript/], ['style', styles, /text\/css/], ['icon', icons, /image\//]] as const) {
+    for (const [kind, urls, type] of [
+      ['script', scripts, /javascript/],
+      ['style', styles, /text\/css/],
+      ['icon', icons, /image\//],
+    ] as const) {
       for (const ref of urls) {
         t.notOk(/^[a-z]+:|^\/\//i.test(ref), `${kind} ${ref} is same-origin`);
         const url = new URL(ref, `http://localhost${base}`).pathname;

@@ -12,7 +12,7 @@ const skus = async (ctx: TestContext, token: string, headers: Record<string, str
   return (res.json().items as { sku: string }[]).map((p) => p.sku).sort();
 };
 
-t.test('two tenants never see each other\'s rows', async (t) => {
+t.test("two tenants never see each other's rows", async (t) => {
   const ctx = await build(t);
   const [a, b] = await Promise.all([ctx.tenant(), ctx.tenant()]);
   t.not(a.schema, b.schema, 'one schema each');

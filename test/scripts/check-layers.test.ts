@@ -24,29 +24,38 @@ t.test('the layer table', async (t) => {
 });
 
 t.test('imports are read with their kind', async (t) => {
-  const edges = importsOf('core/manifest/x.ts', [
-    "import type { A } from '../http/problem.ts';",
-    "import { type B } from '../http/openapi.ts';",
-    "export * from '../errors.ts';",
-    "export type { C } from '../config.ts';",
-    "const m = await import('../logging.ts');",
-    "let d: import('../i18n.ts').Lang;",
-    "import { readFile } from 'node:fs/promises';",
-    "import { Type } from 'typebox';",
-    "import type { EntityManager } from '@mikro-orm/core/typings';",
-    'const dynamic = await import(name);',
-  ].join('\n'));
-  t.same(edges.map((e) => [e.to, e.typeOnly, e.package ?? false]), [
-    ['core/http/problem.ts', true, false],
-    ['core/http/openapi.ts', false, false], // Node loads openapi.ts for `import { type B }`
-    ['core/errors.ts', false, false],
-    ['core/config.ts', true, false],
-    ['core/logging.ts', false, false],
-    ['core/i18n.ts', true, false],
-    ['typebox', false, true],
-    ['@mikro-orm/core', true, true],
-  ]);
-  t.same(edges.map((e) => e.line), [1, 2, 3, 4, 5, 6, 8, 9]);
+  const edges = importsOf(
+    'core/manifest/x.ts',
+    [
+      "import type { A } from '../http/problem.ts';",
+      "import { type B } from '../http/openapi.ts';",
+      "export * from '../errors.ts';",
+      "export type { C } from '../config.ts';",
+      "const m = await import('../logging.ts');",
+      "let d: import('../i18n.ts').Lang;",
+      "import { readFile } from 'node:fs/promises';",
+      "import { Type } from 'typebox';",
+      "import type { EntityManager } from '@mikro-orm/core/typings';",
+      'const dynamic = await import(name);',
+    ].join('\n'),
+  );
+  t.same(
+    edges.map((e) => [e.to, e.typeOnly, e.package ?? false]),
+    [
+      ['core/http/problem.ts', true, false],
+      ['core/http/openapi.ts', false, false], // Node loads openapi.ts for `import { type B }`
+      ['core/errors.ts', false, false],
+      ['core/config.ts', true, false],
+      ['core/logging.ts', false, false],
+      ['core/i18n.ts', true, false],
+      ['typebox', false, true],
+      ['@mikro-orm/core', true, true],
+    ],
+  );
+  t.same(
+    edges.map((e) => e.line),
+    [1, 2, 3, 4, 5, 6, 8, 9],
+  );
 });
 
 t.test('an upward import fails, also type-only; down and sideways pass', async (t) => {
@@ -71,7 +80,11 @@ t.test('plugins import core only through core/plugin-api.ts, and no MikroORM', a
 t.test('a file without a layer, a missing file and a file outside core/ and plugins/ fail', async (t) => {
   const noLayer = (file: string) => `${file} has no layer: add it, or its directory, to LAYERS in scripts/check-layers.ts`;
   t.same(messages([edge('core/new-thing.ts', 'core/errors.ts'), edge('core/new-thing.ts', 'core/config.ts')]), [noLayer('core/new-thing.ts')], 'once, however many imports');
-  t.same(check([], [], ['core/lonely.ts']).map((p) => p.message), [noLayer('core/lonely.ts')], 'also a file without imports');
+  t.same(
+    check([], [], ['core/lonely.ts']).map((p) => p.message),
+    [noLayer('core/lonely.ts')],
+    'also a file without imports',
+  );
   t.match(messages([edge('core/http/problem.ts', 'core/gone.ts')]), [/core\/gone\.ts does not exist/]);
   t.match(messages([edge('core/http/problem.ts', 'test/helper.ts')]), [/outside core\/ and plugins\//]);
 });

@@ -21,7 +21,9 @@ const FIXTURE = join(ROOT, 'test/fixtures/scaffold/catalog.spec.json');
 const catalogText = await readFile(join(ROOT, 'manifests/catalog.json'), 'utf8');
 const catalog = JSON.parse(catalogText) as Manifest;
 
-interface Teardown { teardown(fn: () => unknown): void }
+interface Teardown {
+  teardown(fn: () => unknown): void;
+}
 
 /**
  * A throw-away project: manifests/ with core (and catalog) copied from the real
@@ -69,18 +71,39 @@ const readJson = async (path: string) => JSON.parse(await readFile(path, 'utf8')
 
 /** Flags saying what manifests/catalog.json says, field for field. */
 const CATALOG_FLAGS = [
-  'catalog', '--description', catalog.description!,
-  '--entity', 'Product', '--icon', 'box', '--fields', [
-    'sku:string(64)!#^~:pattern="^[A-Za-z0-9._-]+$"', 'name:string(200):required:translatable:sort:search',
-    'description:text(20000)*~', 'price:decimal(12,2)!^=:min=0', 'currency:string(3)!:pattern="^[A-Z]{3}$":default=EUR',
-    'unit:enum(piece|kg|litre|metre|hour)=:default=piece', 'stock:integer^:default=0:minimum=0',
-    'categoryId:ref(Category):filter:onDelete=restrict', 'isActive:boolean=:default=true', 'availableFrom:date^=',
-    'discontinuedAt:datetime:label="Discontinued at"', 'attributes:json:widget=key-value',
+  'catalog',
+  '--description',
+  catalog.description!,
+  '--entity',
+  'Product',
+  '--icon',
+  'box',
+  '--fields',
+  [
+    'sku:string(64)!#^~:pattern="^[A-Za-z0-9._-]+$"',
+    'name:string(200):required:translatable:sort:search',
+    'description:text(20000)*~',
+    'price:decimal(12,2)!^=:min=0',
+    'currency:string(3)!:pattern="^[A-Z]{3}$":default=EUR',
+    'unit:enum(piece|kg|litre|metre|hour)=:default=piece',
+    'stock:integer^:default=0:minimum=0',
+    'categoryId:ref(Category):filter:onDelete=restrict',
+    'isActive:boolean=:default=true',
+    'availableFrom:date^=',
+    'discontinuedAt:datetime:label="Discontinued at"',
+    'attributes:json:widget=key-value',
   ].join(','),
-  '--columns', 'sku,name,price,isActive', '--default-sort=-createdAt',
-  '--entity', 'Category', '--icon', 'folder',
-  '--fields', 'name:string(120)!*^~,description:text(4000)*',
-  '--fields', 'parentId:ref(Category)=:label="Parent category",isActive:boolean=:default=true',
+  '--columns',
+  'sku,name,price,isActive',
+  '--default-sort=-createdAt',
+  '--entity',
+  'Category',
+  '--icon',
+  'folder',
+  '--fields',
+  'name:string(120)!*^~,description:text(4000)*',
+  '--fields',
+  'parentId:ref(Category)=:label="Parent category",isActive:boolean=:default=true',
 ];
 
 t.test('template sync: scaffolding the catalog gives manifests/catalog.json', async (t) => {
@@ -139,14 +162,14 @@ t.test('bad input: exit 2, every problem named, nothing written', async (t) => {
     ['misspelt type', ['shop', '--entity', 'Order', '--fields', 'code:strng'], /Order\.code: unknown type "strng" \(did you mean "string"\?\)/],
     ['field without type', ['shop', '--entity', 'Order', '--fields', 'code'], /Order\.code: needs a type/],
     ['bad decimal arguments', ['shop', '--entity', 'Order', '--fields', 'total:decimal(a,b)'], /Order\.total: decimal\(a,b\): write decimal\(precision\)/],
-    ['scale beyond precision (the kernel\'s rule)', ['shop', '--entity', 'Order', '--fields', 'total:decimal(4,6)'], /Order\.total( \((scale|precision)\))?: "scale".*cannot exceed "precision"/],
+    ["scale beyond precision (the kernel's rule)", ['shop', '--entity', 'Order', '--fields', 'total:decimal(4,6)'], /Order\.total( \((scale|precision)\))?: "scale".*cannot exceed "precision"/],
     ['enum without values', ['shop', '--entity', 'Order', '--fields', 'state:enum'], /Order\.state: an enum lists its values/],
     ['unknown ref target', ['shop', '--entity', 'Order', '--fields', 'categoryId:ref(Categroy)'], /Order\.categoryId: ref\(Categroy\): no entity "Categroy".*did you mean "Category"/],
     ['ref without Id suffix', ['shop', '--entity', 'Order', '--fields', 'category:ref(Category)'], /Order\.category: a ref field is named after its target with an "Id" suffix, e\.g\. "categoryId"/],
     ['a required ref to itself', ['shop', '--entity', 'Node', '--fields', 'parentId:ref(Node)!'], /Node: required refs form a cycle \(Node → Node\)/],
     ['unknown modifier', ['shop', '--entity', 'Order', '--fields', 'code:string:sortt'], /Order\.code: unknown modifier "sortt" \(did you mean "sort"\?\)/],
     ['default of the wrong type', ['shop', '--entity', 'Order', '--fields', 'qty:integer:default=many'], /Order\.qty: default=many: must be an integer/],
-    ['a default outside the enum (the kernel\'s rule)', ['shop', '--entity', 'Order', '--fields', 'state:enum(a|b):default=c'], /Order\.state( \(default\))?: .*must be one of "values"/],
+    ["a default outside the enum (the kernel's rule)", ['shop', '--entity', 'Order', '--fields', 'state:enum(a|b):default=c'], /Order\.state( \(default\))?: .*must be one of "values"/],
     ['unbalanced parenthesis', ['shop', '--entity', 'Order', '--fields', 'total:decimal(12,2'], /Order: unbalanced "\("/],
     ['--fields before --entity', ['shop', '--fields', 'code:string', '--entity', 'Order', '--fields', 'code:string'], /--fields: applies to an entity: put it after --entity <Name>/],
     ['an entity option before any --entity', ['shop', '--icon', 'box', '--entity', 'Order', '--fields', 'code:string'], /--icon: applies to an entity/],
@@ -174,10 +197,18 @@ t.test('bad input: exit 2, every problem named, nothing written', async (t) => {
     const specs: [string, string, string[], RegExp][] = [
       ['not JSON', '{ "module": ', [], /broken\.json: is not valid JSON/],
       ['an unknown key', '{ "module": "shop", "entitys": [] }', [], /broken\.json: \/ must NOT have additional properties "entitys"/],
-      ['a field object the manifest would not take', '{ "module": "shop", "entities": [{ "name": "Order", "fields": { "code": { "type": "string", "colour": "red" } } }] }', [],
-        /Order\.code: \/ must NOT have additional properties "colour" \(in broken\.json\)/],
-      ['another module than the command', '{ "module": "shop", "entities": [{ "name": "Order", "fields": "code:string" }] }', ['depot'],
-        /module: the command names module "depot", the spec file "shop"/],
+      [
+        'a field object the manifest would not take',
+        '{ "module": "shop", "entities": [{ "name": "Order", "fields": { "code": { "type": "string", "colour": "red" } } }] }',
+        [],
+        /Order\.code: \/ must NOT have additional properties "colour" \(in broken\.json\)/,
+      ],
+      [
+        'another module than the command',
+        '{ "module": "shop", "entities": [{ "name": "Order", "fields": "code:string" }] }',
+        ['depot'],
+        /module: the command names module "depot", the spec file "shop"/,
+      ],
       ['a missing file', '', [], /--spec: cannot read .*missing\.json: ENOENT/],
     ];
     for (const [what, text, argv, message] of specs) {
@@ -200,14 +231,19 @@ t.test('bad input: exit 2, every problem named, nothing written', async (t) => {
 
 t.test('the command itself: exit codes of a real process', async (t) => {
   const root = await project(t, { catalog: true });
-  const cli = (...argv: string[]) => new Promise<{ code: number | null; out: string; err: string }>((done) => {
-    const child = spawn(process.execPath, [join(ROOT, 'scripts/scaffold.ts'), ...argv], { cwd: root });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => { out += d; });
-    child.stderr.on('data', (d) => { err += d; });
-    child.on('close', (code) => done({ code, out, err }));
-  });
+  const cli = (...argv: string[]) =>
+    new Promise<{ code: number | null; out: string; err: string }>((done) => {
+      const child = spawn(process.execPath, [join(ROOT, 'scripts/scaffold.ts'), ...argv], { cwd: root });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (d) => {
+        out += d;
+      });
+      child.stderr.on('data', (d) => {
+        err += d;
+      });
+      child.on('close', (code) => done({ code, out, err }));
+    });
   const help = await cli('--help');
   t.equal(help.code, 0);
   t.match(help.out, /Fields: name:type\[\(args\)\]\[flags\]\[:modifier\.\.\.\]/);
@@ -230,7 +266,10 @@ t.test('--dry-run prints the files and writes nothing', async (t) => {
   const manifest = /--- manifests\/fleet\.json\n([\s\S]*?)\n\n--- /.exec(res.out)?.[1];
   t.ok(manifest, 'prints the manifest');
   const m = parseManifest(manifest!, 'fleet.json');
-  t.same(m.permissions!.map((p) => p.code), ['erp:fleet:view', 'erp:fleet:manage']);
+  t.same(
+    m.permissions!.map((p) => p.code),
+    ['erp:fleet:view', 'erp:fleet:manage'],
+  );
   t.same(m.routes, [{ entity: 'Vehicle', path: '/api/vehicles' }]);
   t.match(res.out, /--- test\/plugins\/fleet\/vehicle\.test\.ts\n\/\/ Vehicle routes of module "fleet"/);
   t.same(await snapshot(root), before, 'nothing written');
@@ -259,14 +298,15 @@ t.test('an existing module is never overwritten', async (t) => {
 t.test('--add-entity', async (t) => {
   t.test('appends to a scaffolded module without rewriting what is there', async (t) => {
     const root = await project(t, { catalog: true });
-    const ok = await scaffold(root, 'fleet', '--entity', 'Depot', '--icon', 'home', '--fields', 'code:string(12)!#^~',
-      '--entity', 'Vehicle', '--fields', 'plate:string(12)!#^~,depotId:ref(Depot)=');
+    const ok = await scaffold(root, 'fleet', '--entity', 'Depot', '--icon', 'home', '--fields', 'code:string(12)!#^~', '--entity', 'Vehicle', '--fields', 'plate:string(12)!#^~,depotId:ref(Depot)=');
     t.equal(ok.code, 0, ok.err);
     const file = join(root, 'manifests/fleet.json');
     // The developer edits: a field of their own, a description in their words, a changed test.
     const edited = (await readFile(file, 'utf8'))
-      .replace('"code": { "type": "string", "label": "Code", "required": true, "maxLength": 12, "unique": true, "sort": true, "search": true }',
-        '"code": { "type": "string", "label": "Depot code", "required": true, "maxLength": 12, "unique": true, "sort": true, "search": true },\n        "capacity": { "type": "integer", "label": "Capacity" }')
+      .replace(
+        '"code": { "type": "string", "label": "Code", "required": true, "maxLength": 12, "unique": true, "sort": true, "search": true }',
+        '"code": { "type": "string", "label": "Depot code", "required": true, "maxLength": 12, "unique": true, "sort": true, "search": true },\n        "capacity": { "type": "integer", "label": "Capacity" }',
+      )
       .replace('"Read depots and vehicles"', '"See the fleet"');
     await writeFile(file, edited);
     const testFile = join(root, 'test/plugins/fleet/vehicle.test.ts');
@@ -285,9 +325,18 @@ t.test('--add-entity', async (t) => {
     t.same(after.entities![2].fields.vehicleId, { type: 'ref', entity: 'Vehicle', label: 'Vehicle', required: true, onDelete: 'restrict', filter: true });
     t.same(after.routes, [...before.routes!, { entity: 'Trip', path: '/api/trips' }]);
     t.same(after.menu, [...before.menu!, { label: 'Trips', path: '/fleet/trips', permission: 'erp:fleet:view', icon: 'route' }]);
-    t.same(after.permissions!.map((p) => p.grants[0].subject), [['Depot', 'Vehicle', 'Trip'], ['Depot', 'Vehicle', 'Trip']]);
-    t.same(after.permissions!.map((p) => p.description), ['See the fleet', 'Create, change and delete depots, vehicles and trips'],
-      'the developer\'s description kept, the generated one extended');
+    t.same(
+      after.permissions!.map((p) => p.grants[0].subject),
+      [
+        ['Depot', 'Vehicle', 'Trip'],
+        ['Depot', 'Vehicle', 'Trip'],
+      ],
+    );
+    t.same(
+      after.permissions!.map((p) => p.description),
+      ['See the fleet', 'Create, change and delete depots, vehicles and trips'],
+      "the developer's description kept, the generated one extended",
+    );
     // Byte for byte: the old entities' text is still there, the new one comes after it.
     const oldEntities = member(scan(edited), 'entities')!;
     t.ok(text.includes(edited.slice(oldEntities.start, oldEntities.end - 1).trimEnd()), 'the entities text is kept as written');
@@ -298,16 +347,19 @@ t.test('--add-entity', async (t) => {
     t.match(nowTests['/plugins/fleet/trip.test.ts'], /const vehicle = await create\(tenant, '\/api\/vehicles', \{ plate: 'Plate 1' \}\);/);
   });
 
-  t.test('follows the module\'s conventions: the catalog gains a Brand', async (t) => {
+  t.test("follows the module's conventions: the catalog gains a Brand", async (t) => {
     const root = await project(t, { catalog: true });
     const res = await scaffold(root, 'catalog', '--add-entity', '--entity', 'Brand', '--icon', 'tag', '--fields', 'name:string(80)!#^~');
     t.equal(res.code, 0, res.err);
     const after = await readJson(join(root, 'manifests/catalog.json'));
     t.same(after.entities!.slice(0, 2), catalog.entities);
-    t.same(after.permissions!.map((p) => [p.description, p.grants[0].subject]), [
-      ['Read products, categories and brands', ['Product', 'Category', 'Brand']],
-      ['Create, change and delete products, categories and brands', ['Product', 'Category', 'Brand']],
-    ]);
+    t.same(
+      after.permissions!.map((p) => [p.description, p.grants[0].subject]),
+      [
+        ['Read products, categories and brands', ['Product', 'Category', 'Brand']],
+        ['Create, change and delete products, categories and brands', ['Product', 'Category', 'Brand']],
+      ],
+    );
     t.same(after.menu!.at(-1), { label: 'Brands', path: '/catalog/brands', permission: 'erp:catalog:view', icon: 'tag' });
     t.same(after.routes!.at(-1), { entity: 'Brand', path: '/api/brands' });
   });
@@ -332,12 +384,21 @@ t.test('--add-entity', async (t) => {
     t.equal(res.code, 0, res.err);
     const text = await readFile(file, 'utf8');
     const m = parseManifest(text, 'tools.json');
-    t.same(m.permissions!.map((p) => p.description), ['Read tools and kits', 'Look after tools']);
-    t.same(m.permissions!.flatMap((p) => p.grants.map((g) => g.subject)), [['Tool', 'Kit'], ['Tool', 'Kit'], 'Tool'],
-      'plain grants widen; a conditional one stays the developer\'s');
+    t.same(
+      m.permissions!.map((p) => p.description),
+      ['Read tools and kits', 'Look after tools'],
+    );
+    t.same(
+      m.permissions!.flatMap((p) => p.grants.map((g) => g.subject)),
+      [['Tool', 'Kit'], ['Tool', 'Kit'], 'Tool'],
+      "plain grants widen; a conditional one stays the developer's",
+    );
     t.match(text, '"routes": [{ "entity": "Tool", "path": "/api/tools" }, { "entity": "Kit", "path": "/api/kits" }]', 'a one-line array stays one line');
     t.same(m.menu, [{ label: 'Kits', path: '/tools/kits', permission: 'erp:tools:view' }], 'a menu where there was none');
-    t.same(m.entities!.map((e) => e.name), ['Tool', 'Kit']);
+    t.same(
+      m.entities!.map((e) => e.name),
+      ['Tool', 'Kit'],
+    );
     t.ok(text.startsWith(handWritten.slice(0, handWritten.indexOf('"Read tools"'))));
     t.ok(existsSync(join(root, 'test/plugins/tools/kit.test.ts')));
   });
@@ -364,20 +425,43 @@ function exec(command: string, args: string[], cwd: string): Promise<{ code: num
   return new Promise((done) => {
     const child = spawn(command, args, { cwd, env: childEnv() });
     let output = '';
-    child.stdout.on('data', (d) => { output += d; });
-    child.stderr.on('data', (d) => { output += d; });
+    child.stdout.on('data', (d) => {
+      output += d;
+    });
+    child.stderr.on('data', (d) => {
+      output += d;
+    });
     child.on('close', (code) => done({ code, output }));
   });
 }
 
 t.test('end to end: a module with two related entities', async (t) => {
   const root = await project(t, { catalog: true, runnable: true });
-  const res = await scaffold(root, 'assets',
-    '--entity', 'Location', '--icon', 'map', '--fields', 'code:string(20)!#^~,name:string(120)!*^~,city:string(80)=,isActive:boolean=:default=true',
-    '--entity', 'Asset', '--icon', 'box', '--fields',
-    'tag:string(40)!#^~:pattern="^[A-Z0-9-]+$",name:string(200)!*^~,value:decimal(12,2)^=:min=0,status:enum(active|repair|retired)=:default=active,locationId:ref(Location)!=,purchasedOn:date^=');
+  const res = await scaffold(
+    root,
+    'assets',
+    '--entity',
+    'Location',
+    '--icon',
+    'map',
+    '--fields',
+    'code:string(20)!#^~,name:string(120)!*^~,city:string(80)=,isActive:boolean=:default=true',
+    '--entity',
+    'Asset',
+    '--icon',
+    'box',
+    '--fields',
+    'tag:string(40)!#^~:pattern="^[A-Z0-9-]+$",name:string(200)!*^~,value:decimal(12,2)^=:min=0,status:enum(active|repair|retired)=:default=active,locationId:ref(Location)!=,purchasedOn:date^=',
+  );
   t.equal(res.code, 0, res.err);
   const testFiles = ['test/plugins/assets/location.test.ts', 'test/plugins/assets/asset.test.ts'];
+  t.test('its test files are formatted as CI checks', async (t) => {
+    const prettier = await import('prettier');
+    for (const f of testFiles) {
+      const path = join(root, f);
+      t.ok(await prettier.check(await readFile(path, 'utf8'), { ...(await prettier.resolveConfig(join(ROOT, 'prettier.config.js'))), filepath: path }), f);
+    }
+  });
 
   t.test('its routes work through the generated OpenAPI document', async (t) => {
     const ctx = await build(t, { config: { manifestsDir: join(root, 'manifests') } });
@@ -393,8 +477,18 @@ t.test('end to end: a module with two related entities', async (t) => {
       return ctx.as(token, { method: op.method as 'GET', url, ...(opts.payload ? { payload: opts.payload } : {}) });
     };
     t.same([...ops.keys()].filter((id) => id.startsWith('assets')).sort(), [
-      'assetsCreateAsset', 'assetsCreateLocation', 'assetsDeleteAsset', 'assetsDeleteLocation', 'assetsGetAsset', 'assetsGetLocation',
-      'assetsListAssets', 'assetsListLocations', 'assetsReplaceAsset', 'assetsReplaceLocation', 'assetsUpdateAsset', 'assetsUpdateLocation',
+      'assetsCreateAsset',
+      'assetsCreateLocation',
+      'assetsDeleteAsset',
+      'assetsDeleteLocation',
+      'assetsGetAsset',
+      'assetsGetLocation',
+      'assetsListAssets',
+      'assetsListLocations',
+      'assetsReplaceAsset',
+      'assetsReplaceLocation',
+      'assetsUpdateAsset',
+      'assetsUpdateLocation',
     ]);
     t.match(ops.get('assetsCreateAsset')!.description, 'erp:assets:manage');
     t.match(ops.get('assetsListAssets')!.description, 'erp:assets:view');
@@ -437,7 +531,7 @@ t.test('end to end: a module with two related entities', async (t) => {
     t.equal(denied.statusCode, 403);
     t.equal(denied.json().code, 'FORBIDDEN');
     const stranger = await ctx.user(tenant, { codes: ['erp:catalog:view'] });
-    t.equal((await call(stranger.token, 'assetsListAssets')).statusCode, 403, 'another module\'s code does not read assets');
+    t.equal((await call(stranger.token, 'assetsListAssets')).statusCode, 403, "another module's code does not read assets");
 
     const other = await ctx.tenant();
     t.equal((await call(other.adminToken, 'assetsListAssets')).json().total, 0, 'another tenant lists nothing');
@@ -454,7 +548,11 @@ t.test('end to end: a module with two related entities', async (t) => {
 
   t.test('its generated tests type-check and pass under npm test', async (t) => {
     const tsc = await exec(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '--noEmit', '-p', 'tsconfig.json'], root);
-    t.same(tsc.output.split('\n').filter((l) => l.includes('test/plugins/assets/')), [], 'no type errors in the generated tests');
+    t.same(
+      tsc.output.split('\n').filter((l) => l.includes('test/plugins/assets/')),
+      [],
+      'no type errors in the generated tests',
+    );
     const tests = await exec('npm', ['test', '--', ...testFiles], root);
     t.equal(tests.code, 0, tests.code === 0 ? 'npm test passed' : tests.output);
     const summary = /# \{ total: (\d+), pass: (\d+)(?:, fail: (\d+))?/.exec(tests.output);

@@ -21,11 +21,22 @@ t.test('isolation matrix', async (t) => {
   const rand = random(SEED);
   const owner = (url: string) => s.ctx.as(s.tokens.vAdmin, { method: 'GET', url });
   // a row as its owner reads it; a problem by status and code (its requestId differs every time)
-  const state = async (row: DataRow) => { const res = await owner(readUrl(s.api, row)); return res.statusCode === 200 ? res.body : `${res.statusCode} ${res.json().code}`; };
-  const rowsNow = async () => { const out = new Map<string, string>(); for (const r of s.victim.rows) out.set(r.id, await state(r)); return out; };
+  const state = async (row: DataRow) => {
+    const res = await owner(readUrl(s.api, row));
+    return res.statusCode === 200 ? res.body : `${res.statusCode} ${res.json().code}`;
+  };
+  const rowsNow = async () => {
+    const out = new Map<string, string>();
+    for (const r of s.victim.rows) out.set(r.id, await state(r));
+    return out;
+  };
   // how many rows the owner sees in each plain list: an intruder's write that landed in the victim's data shows here
   const lists = s.api.ops.filter((o) => o.kind === 'list' && !o.pathParams.length);
-  const totalsNow = async () => { const out: Record<string, number> = {}; for (const o of lists) out[o.id] = (await owner(o.path)).json().total; return out; };
+  const totalsNow = async () => {
+    const out: Record<string, number> = {};
+    for (const o of lists) out[o.id] = (await owner(o.path)).json().total;
+    return out;
+  };
   const before = await rowsNow();
   const totals = await totalsNow();
   // each write is compared with the rows as they were just before it, so a change is blamed on who made it
@@ -79,19 +90,23 @@ t.test('isolation matrix', async (t) => {
     // not even its owner reads a write-only value back
     const secrets = s.victim.rows.flatMap((r) => Object.values(r.body).filter((x): x is string => typeof x === 'string' && x.startsWith('Wo-')));
     t.ok(secrets.length > 0, `${secrets.length} write-only values were written`);
-    for (const secret of secrets) t.notOk([...after.values()].some((body) => body.includes(secret)), `${secret} is in no answer to its owner`);
-    t.same(await totalsNow(), totals, 'the owner\'s lists hold as many rows as before');
+    for (const secret of secrets)
+      t.notOk(
+        [...after.values()].some((body) => body.includes(secret)),
+        `${secret} is in no answer to its owner`,
+      );
+    t.same(await totalsNow(), totals, "the owner's lists hold as many rows as before");
   });
 
-  t.test('afterwards the victim\'s accounts and sessions still work', async (t) => {
+  t.test("afterwards the victim's accounts and sessions still work", async (t) => {
     t.equal((await s.ctx.login(s.V.id, s.V.adminEmail, PASSWORD)).statusCode, 200, 'the administrator logs in');
-    t.equal((await s.ctx.login(s.V.id, s.victimUser.email, s.victimUser.password)).statusCode, 200, 'the victim\'s user logs in with their password');
+    t.equal((await s.ctx.login(s.V.id, s.victimUser.email, s.victimUser.password)).statusCode, 200, "the victim's user logs in with their password");
     // another tenant's refresh token, re-addressed to the victim's tenant, is nobody's
     const xToken = (await s.ctx.login(s.X.id, s.X.adminEmail, PASSWORD)).json().refreshToken as string;
     const moved = await s.ctx.app.inject({ method: 'POST', url: '/api/auth/refresh', payload: { refreshToken: `${s.V.id}${xToken.slice(xToken.indexOf('.'))}` } });
     t.same({ status: moved.statusCode, code: moved.json().code }, { status: 401, code: 'UNAUTHENTICATED' }, 'a refresh token moved to another tenant');
     const refresh = await s.ctx.app.inject({ method: 'POST', url: '/api/auth/refresh', payload: { refreshToken: s.victimRefreshToken } });
-    t.equal(refresh.statusCode, 200, 'the victim\'s refresh token still refreshes');
-    t.equal((await owner('/api/auth/me')).statusCode, 200, 'the victim\'s access token still works');
+    t.equal(refresh.statusCode, 200, "the victim's refresh token still refreshes");
+    t.equal((await owner('/api/auth/me')).statusCode, 200, "the victim's access token still works");
   });
 });

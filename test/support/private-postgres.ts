@@ -26,10 +26,12 @@ function binDir(): string | undefined {
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    }).on('error', reject);
+    const server = createServer()
+      .listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as { port: number };
+        server.close(() => resolve(port));
+      })
+      .on('error', reject);
   });
 }
 
@@ -37,7 +39,11 @@ async function freePort(): Promise<number> {
 export function privatePostgresUnavailable(): string | undefined {
   if (!binDir()) return 'no PostgreSQL server binaries under /usr/lib/postgresql';
   if (process.getuid?.() === 0) {
-    try { execFileSync('id', ['postgres'], { stdio: 'ignore' }); } catch { return 'running as root and there is no postgres user to run the server as'; }
+    try {
+      execFileSync('id', ['postgres'], { stdio: 'ignore' });
+    } catch {
+      return 'running as root and there is no postgres user to run the server as';
+    }
   }
   return undefined;
 }
@@ -50,21 +56,29 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     const { uid, gid } = statSync('/var/lib/postgresql');
     chownSync(dir, uid, gid);
   }
-  const run = (tool: string, args: string[]) => execFileSync(asRoot ? 'runuser' : join(bin, tool),
-    asRoot ? ['-u', 'postgres', '--', join(bin, tool), ...args] : args, { stdio: 'pipe', cwd: tmpdir(), timeout: 60_000 });
+  const run = (tool: string, args: string[]) =>
+    execFileSync(asRoot ? 'runuser' : join(bin, tool), asRoot ? ['-u', 'postgres', '--', join(bin, tool), ...args] : args, { stdio: 'pipe', cwd: tmpdir(), timeout: 60_000 });
   const data = join(dir, 'data');
   run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale', 'C']);
   const port = await freePort();
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=on -c full_page_writes=off`;
-  const start = () => { run('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', '-t', '30', 'start']); };
-  const stop = (mode: 'fast' | 'immediate' = 'fast') => { run('pg_ctl', ['-D', data, '-m', mode, '-w', '-t', '30', 'stop']); };
+  const start = () => {
+    run('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', '-t', '30', 'start']);
+  };
+  const stop = (mode: 'fast' | 'immediate' = 'fast') => {
+    run('pg_ctl', ['-D', data, '-m', mode, '-w', '-t', '30', 'stop']);
+  };
   start();
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     start,
     stop,
     destroy() {
-      try { stop('immediate'); } catch { /* already stopped */ }
+      try {
+        stop('immediate');
+      } catch {
+        /* already stopped */
+      }
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -35,12 +35,35 @@ const categoryRow = await createCategory(admin);
 
 /** Every generated catalog route, for the row ids given. */
 const routes = (productId: string, categoryId: string): [Method, string, object?][] => [
-  ['GET', '/api/products'], ['GET', `/api/products/${productId}`], ['POST', '/api/products', { sku: `R-${++seq}`, name: 'x', price: '1.00' }],
-  ['PUT', `/api/products/${productId}`, { sku: 'R-PUT', name: 'x', description: null, price: '1.00', currency: 'EUR', unit: 'piece', stock: 0, categoryId: null, isActive: true, availableFrom: null, discontinuedAt: null, attributes: null }],
-  ['PATCH', `/api/products/${productId}`, { stock: 1 }], ['DELETE', `/api/products/${productId}`],
-  ['GET', '/api/categories'], ['GET', `/api/categories/${categoryId}`], ['POST', '/api/categories', { name: 'x' }],
+  ['GET', '/api/products'],
+  ['GET', `/api/products/${productId}`],
+  ['POST', '/api/products', { sku: `R-${++seq}`, name: 'x', price: '1.00' }],
+  [
+    'PUT',
+    `/api/products/${productId}`,
+    {
+      sku: 'R-PUT',
+      name: 'x',
+      description: null,
+      price: '1.00',
+      currency: 'EUR',
+      unit: 'piece',
+      stock: 0,
+      categoryId: null,
+      isActive: true,
+      availableFrom: null,
+      discontinuedAt: null,
+      attributes: null,
+    },
+  ],
+  ['PATCH', `/api/products/${productId}`, { stock: 1 }],
+  ['DELETE', `/api/products/${productId}`],
+  ['GET', '/api/categories'],
+  ['GET', `/api/categories/${categoryId}`],
+  ['POST', '/api/categories', { name: 'x' }],
   ['PUT', `/api/categories/${categoryId}`, { name: 'x', description: null, parentId: null, isActive: true }],
-  ['PATCH', `/api/categories/${categoryId}`, { isActive: false }], ['DELETE', `/api/categories/${categoryId}`],
+  ['PATCH', `/api/categories/${categoryId}`, { isActive: false }],
+  ['DELETE', `/api/categories/${categoryId}`],
 ];
 
 t.test('authentication', async (t) => {
@@ -148,7 +171,10 @@ t.test('company context', async (t) => {
   t.test('rows of company B are invisible when working in company A', async (t) => {
     for (const token of [both.token, onlyA.token, admin]) {
       const listA = expectStatus(await call(token, 'GET', '/api/products?size=1000'), 200, 'list');
-      t.notOk(listA.items.some((p: { companyId: string }) => p.companyId !== tenant.companyId), 'only company A rows');
+      t.notOk(
+        listA.items.some((p: { companyId: string }) => p.companyId !== tenant.companyId),
+        'only company A rows',
+      );
       t.equal(listA.total, listA.items.length, 'total excludes B');
       t.equal(expectStatus(await call(token, 'GET', '/api/products?search=B-ONLY'), 200, 'search').total, 0);
       t.equal(expectStatus(await call(token, 'GET', `/api/categories?size=1000`), 200, 'list').items.filter((c: { id: string }) => c.id === categoryB.id).length, 0);
@@ -162,7 +188,11 @@ t.test('company context', async (t) => {
       expectProblem(t, await call(token, 'POST', '/api/categories', { name: 'x', parentId: categoryB.id }), 400, 'VALIDATION_FAILED', 'a parent of company B');
     }
     const inBList = expectStatus(await call(both.token, 'GET', '/api/products?size=1000', undefined, inB), 200, 'list B');
-    t.same(inBList.items.map((p: { id: string }) => p.id), [productB.id], 'working in B shows only B');
+    t.same(
+      inBList.items.map((p: { id: string }) => p.id),
+      [productB.id],
+      'working in B shows only B',
+    );
     t.equal(inBList.total, 1);
     expectProblem(t, await call(both.token, 'GET', `/api/products/${product.id}`, undefined, inB), 404, 'NOT_FOUND', 'A is invisible from B');
     t.equal(expectStatus(await call(both.token, 'GET', `/api/products/${productB.id}`, undefined, inB), 200, 'read in B').version, 1, 'B rows unchanged');
@@ -175,13 +205,19 @@ t.test('company context', async (t) => {
     const inC = { 'x-company-id': companyC };
     const productC = await createProduct(token, inC);
     const listC = expectStatus(await call(token, 'GET', '/api/products?size=1000', undefined, inC), 200, 'list C');
-    t.same(listC.items.map((p: { id: string }) => p.id), [productC.id]);
+    t.same(
+      listC.items.map((p: { id: string }) => p.id),
+      [productC.id],
+    );
     t.equal(listC.total, 1);
     expectProblem(t, await call(token, 'GET', `/api/products/${product.id}`, undefined, inC), 404, 'NOT_FOUND', 'A from C');
     expectProblem(t, await call(token, 'GET', `/api/products/${productB.id}`, undefined, inC), 404, 'NOT_FOUND', 'B from C (the admin is not in B)');
     expectProblem(t, await call(token, 'GET', `/api/products/${productB.id}`, undefined, inB), 403, 'COMPANY_FORBIDDEN');
     const listA = expectStatus(await call(token, 'GET', '/api/products?size=1000'), 200, 'list A');
-    t.notOk(listA.items.some((p: { id: string }) => p.id === productC.id), 'C rows invisible from A');
+    t.notOk(
+      listA.items.some((p: { id: string }) => p.id === productC.id),
+      'C rows invisible from A',
+    );
     // the same SKU may exist once per company
     expectStatus(await call(token, 'POST', '/api/products', { sku: productC.sku, name: 'x', price: '1.00' }), 201, 'same sku in A');
     expectProblem(t, await call(token, 'POST', '/api/products', { sku: productC.sku, name: 'x', price: '1.00' }, inC), 409, 'CONFLICT');

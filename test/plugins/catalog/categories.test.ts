@@ -43,7 +43,10 @@ t.test('create', async (t) => {
     t.test(`400 ${what}`, async (t) => {
       const res = await api('POST', '/api/categories', body);
       expectProblem(t, res, 400, 'VALIDATION_FAILED');
-      t.ok(res.json().errors?.some((e: { path: string }) => e.path === path), `errors name ${path}: ${res.body}`);
+      t.ok(
+        res.json().errors?.some((e: { path: string }) => e.path === path),
+        `errors name ${path}: ${res.body}`,
+      );
     });
   }
 
@@ -59,8 +62,9 @@ t.test('list', async (t) => {
   const a = await category({ name: 'Lbeta', parentId: root.id });
   const b = await category({ name: 'Lalpha', parentId: root.id, isActive: false });
   const names = async (query: string, headers: Record<string, string> = {}) =>
-    expectStatus(await api('GET', `/api/categories?search=L&${query}`, undefined, headers), 200, query).items
-      .map((c: { name: string }) => c.name).filter((n: string) => /^L|Wurzel/.test(n));
+    expectStatus(await api('GET', `/api/categories?search=L&${query}`, undefined, headers), 200, query)
+      .items.map((c: { name: string }) => c.name)
+      .filter((n: string) => /^L|Wurzel/.test(n));
 
   t.test('envelope, sort and filters', async (t) => {
     const page = expectStatus(await api('GET', '/api/categories?size=2'), 200, 'list');
@@ -81,15 +85,34 @@ t.test('list', async (t) => {
   t.test('search covers only searchable fields, literally', async (t) => {
     await category({ name: 'Garden 50%', description: 'unmatched description' });
     const found = expectStatus(await api('GET', '/api/categories?search=50%25'), 200, 'search');
-    t.same(found.items.map((c: { name: string }) => c.name), ['Garden 50%']);
+    t.same(
+      found.items.map((c: { name: string }) => c.name),
+      ['Garden 50%'],
+    );
     const desc = expectStatus(await api('GET', '/api/categories?search=unmatched'), 200, 'search');
     t.equal(desc.total, 0, 'description is not searchable for categories');
     const wurzel = expectStatus(await api('GET', '/api/categories?search=WURZEL'), 200, 'search');
-    t.same(wurzel.items.map((c: { id: string }) => c.id), [root.id], 'every language of the name');
+    t.same(
+      wurzel.items.map((c: { id: string }) => c.id),
+      [root.id],
+      'every language of the name',
+    );
   });
 
-  for (const q of ['sort=description', 'sort=parentId', 'sort=isActive', 'price=1', 'categoryId=' + UNKNOWN_ID, 'parentId=x',
-    'isActive=1x', 'size=1001', 'size=0', 'page=0', 'search=a&search=b', 'parentId=' + UNKNOWN_ID + '&parentId=' + UNKNOWN_ID]) {
+  for (const q of [
+    'sort=description',
+    'sort=parentId',
+    'sort=isActive',
+    'price=1',
+    'categoryId=' + UNKNOWN_ID,
+    'parentId=x',
+    'isActive=1x',
+    'size=1001',
+    'size=0',
+    'page=0',
+    'search=a&search=b',
+    'parentId=' + UNKNOWN_ID + '&parentId=' + UNKNOWN_ID,
+  ]) {
     t.test(`400 on ${q}`, async (t) => expectProblem(t, await api('GET', `/api/categories?${q}`), 400, 'VALIDATION_FAILED'));
   }
 });
@@ -115,7 +138,10 @@ t.test('PUT', async (t) => {
     delete body[field];
     const res = await api('PUT', `/api/categories/${c.id}`, body);
     expectProblem(t, res, 400, 'VALIDATION_FAILED');
-    t.ok(res.json().errors?.some((e: { path: string }) => e.path === `/${field}`), `errors name /${field}`);
+    t.ok(
+      res.json().errors?.some((e: { path: string }) => e.path === `/${field}`),
+      `errors name /${field}`,
+    );
   }
   expectProblem(t, await api('PUT', `/api/categories/${c.id}`, { ...full, isActive: 'no' }), 400, 'VALIDATION_FAILED');
   expectProblem(t, await api('PUT', `/api/categories/${c.id}`, { ...full, parentId: UNKNOWN_ID }), 400, 'VALIDATION_FAILED');
@@ -183,8 +209,12 @@ t.test('DELETE', async (t) => {
 
 t.test('405 with Allow for methods a path lacks', async (t) => {
   const c = await category();
-  for (const [method, url, allow] of [['PUT', '/api/categories', 'GET, POST'], ['PATCH', '/api/categories', 'GET, POST'],
-    ['DELETE', '/api/categories', 'GET, POST'], ['POST', `/api/categories/${c.id}`, 'GET, PUT, PATCH, DELETE']] as const) {
+  for (const [method, url, allow] of [
+    ['PUT', '/api/categories', 'GET, POST'],
+    ['PATCH', '/api/categories', 'GET, POST'],
+    ['DELETE', '/api/categories', 'GET, POST'],
+    ['POST', `/api/categories/${c.id}`, 'GET, PUT, PATCH, DELETE'],
+  ] as const) {
     const res = await api(method, url, method === 'DELETE' ? undefined : { name: 'x' });
     expectProblem(t, res, 405, 'METHOD_NOT_ALLOWED');
     t.equal(res.headers.allow, allow, `${method} ${url}`);

@@ -24,8 +24,7 @@ const list = async (query: string, headers: Record<string, string> = {}) => {
   expectStatus(res, 200, query);
   return res;
 };
-const skus = async (query: string, headers: Record<string, string> = {}) =>
-  (await list(`search=L-&${query}`, headers)).json().items.map((p: { sku: string }) => p.sku);
+const skus = async (query: string, headers: Record<string, string> = {}) => (await list(`search=L-&${query}`, headers)).json().items.map((p: { sku: string }) => p.sku);
 
 t.test('the paging envelope with defaults', async (t) => {
   const res = await list('');
@@ -41,10 +40,16 @@ t.test('the paging envelope with defaults', async (t) => {
 t.test('page and size', async (t) => {
   const first = (await list('search=L-&size=3&sort=sku')).json();
   t.match(first, { page: 1, size: 3, total: 4 });
-  t.same(first.items.map((p: { sku: string }) => p.sku), ['L-1', 'L-2', 'L-3']);
+  t.same(
+    first.items.map((p: { sku: string }) => p.sku),
+    ['L-1', 'L-2', 'L-3'],
+  );
   const second = (await list('search=L-&size=3&page=2&sort=sku')).json();
   t.match(second, { page: 2, size: 3, total: 4 });
-  t.same(second.items.map((p: { sku: string }) => p.sku), ['L-4']);
+  t.same(
+    second.items.map((p: { sku: string }) => p.sku),
+    ['L-4'],
+  );
   const beyond = (await list('search=L-&size=3&page=9')).json();
   t.match(beyond, { page: 9, size: 3, total: 4, items: [] });
   t.equal((await list('size=1000')).json().size, 1000);
@@ -75,7 +80,11 @@ t.test('sort by allowed fields, ascending and descending', async (t) => {
   // rows made within one millisecond tie on the timestamp: check the order, not the rows
   for (const q of ['sort=-createdAt', 'sort=-updatedAt,sku']) {
     const stamps = (await list(`search=L-&${q}`)).json().items.map((p: { createdAt: string; updatedAt: string }) => Date.parse(q.includes('updated') ? p.updatedAt : p.createdAt));
-    t.same(stamps, [...stamps].sort((a, b) => b - a), q);
+    t.same(
+      stamps,
+      [...stamps].sort((a, b) => b - a),
+      q,
+    );
   }
   t.same(await skus('sort=-availableFrom,sku'), ['L-3', 'L-4', 'L-2', 'L-1'], 'nulls first when descending (PostgreSQL default)');
 });
@@ -84,7 +93,10 @@ t.test('the default sort: newest first, ties by id', async (t) => {
   // manifests/catalog.json: "-createdAt", served by the index (company_id, created_at desc, id)
   const items = (await list('search=L-')).json().items as { sku: string; id: string; createdAt: string }[];
   const expected = [...items].sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt) || (a.id < b.id ? -1 : 1));
-  t.same(items.map((p) => p.sku), expected.map((p) => p.sku));
+  t.same(
+    items.map((p) => p.sku),
+    expected.map((p) => p.sku),
+  );
   t.equal(items.length, 4);
   t.same(await skus(''), await skus('sort=-createdAt'), 'as sort=-createdAt');
 });
@@ -97,7 +109,13 @@ t.test('sort by the translatable name follows the response language', async (t) 
   t.same(await skus('sort=-name', { 'accept-language': 'de' }), ['L-3', 'L-1', 'L-4', 'L-2']);
   const mixed = await list('search=L-', { 'accept-language': 'de' });
   t.same(String(mixed.headers['content-language']).split(', ').sort(), ['de', 'en'], 'every language the page shows');
-  t.same(mixed.json().items.map((p: { name: string }) => p.name).sort(), ['alpha', 'bravo', 'delta', 'zulu']);
+  t.same(
+    mixed
+      .json()
+      .items.map((p: { name: string }) => p.name)
+      .sort(),
+    ['alpha', 'bravo', 'delta', 'zulu'],
+  );
 });
 
 for (const q of ['sort=colour', 'sort=unit', 'sort=attributes', 'sort=companyId', 'sort=name,', 'sort=', 'sort=--name', 'sort=na%20me']) {
@@ -129,8 +147,20 @@ t.test('filters', async (t) => {
   t.equal(filtered.total, 2, 'total counts the filtered rows, not the page');
 });
 
-for (const q of ['isActive=yes', 'isActive=', 'priceFrom=abc', 'priceTo=1.005', 'unit=ton', 'categoryId=abc',
-  'availableFrom=2024-13-01', 'availableFromFrom=tomorrow', 'stock=1', 'sku=L-1', 'currency=EUR', 'search=' + 'x'.repeat(201)]) {
+for (const q of [
+  'isActive=yes',
+  'isActive=',
+  'priceFrom=abc',
+  'priceTo=1.005',
+  'unit=ton',
+  'categoryId=abc',
+  'availableFrom=2024-13-01',
+  'availableFromFrom=tomorrow',
+  'stock=1',
+  'sku=L-1',
+  'currency=EUR',
+  'search=' + 'x'.repeat(201),
+]) {
   t.test(`400 on ${q.slice(0, 40)}`, async (t) => {
     const res = await api('GET', `/api/products?${q}`);
     t.equal(res.statusCode, 400, res.body);
@@ -147,8 +177,18 @@ t.test('a NUL character in search is 400, not a database error', async (t) => {
 });
 
 t.test('unknown and repeated query parameters are 400', async (t) => {
-  for (const q of ['colour=red', 'limit=10', 'offset=5', 'page=1&page=2', 'size=10&size=10', 'sort=sku&sort=price',
-    'search=a&search=b', 'isActive=true&isActive=false', `categoryId=${tools}&categoryId=${garden}`, 'translations=true&translations=de']) {
+  for (const q of [
+    'colour=red',
+    'limit=10',
+    'offset=5',
+    'page=1&page=2',
+    'size=10&size=10',
+    'sort=sku&sort=price',
+    'search=a&search=b',
+    'isActive=true&isActive=false',
+    `categoryId=${tools}&categoryId=${garden}`,
+    'translations=true&translations=de',
+  ]) {
     const res = await api('GET', `/api/products?${q}`);
     t.equal(res.statusCode, 400, `${q}: ${res.body}`);
     t.equal(res.json().code, 'VALIDATION_FAILED', q);
@@ -162,7 +202,10 @@ t.test('search: case-insensitive substring over sku, name in every language, des
   await product({ sku: 'SRCH-4', name: '100 percent wool', description: 'underscore\\backslash' });
   const search = async (term: string) => {
     const res = await list(`search=${encodeURIComponent(term)}&sort=sku`);
-    return res.json().items.map((p: { sku: string }) => p.sku).filter((s: string) => s.startsWith('SRCH-'));
+    return res
+      .json()
+      .items.map((p: { sku: string }) => p.sku)
+      .filter((s: string) => s.startsWith('SRCH-'));
   };
   t.same(await search('hAmMeR'), ['SRCH-1'], 'name, any case');
   t.same(await search('steel'), ['SRCH-1'], 'description');
@@ -180,8 +223,28 @@ t.test('search: case-insensitive substring over sku, name in every language, des
 
 t.test('items hold no internal fields and the page is typed', async (t) => {
   const item = (await list('search=L-1')).json().items[0];
-  t.same(Object.keys(item).sort(), ['attributes', 'availableFrom', 'categoryId', 'companyId', 'createdAt', 'currency', 'description',
-    'discontinuedAt', 'id', 'isActive', 'name', 'price', 'sku', 'stock', 'unit', 'updatedAt', 'version'].sort());
+  t.same(
+    Object.keys(item).sort(),
+    [
+      'attributes',
+      'availableFrom',
+      'categoryId',
+      'companyId',
+      'createdAt',
+      'currency',
+      'description',
+      'discontinuedAt',
+      'id',
+      'isActive',
+      'name',
+      'price',
+      'sku',
+      'stock',
+      'unit',
+      'updatedAt',
+      'version',
+    ].sort(),
+  );
   t.equal(item.id, ids['L-1']);
   t.equal(item.price, '5.00');
 });

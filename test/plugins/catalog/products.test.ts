@@ -17,9 +17,20 @@ t.test('create', async (t) => {
     t.equal(res.headers.etag, '"1"');
     t.match(body.id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, 'UUIDv7');
     t.match(body, {
-      companyId: tenant.companyId, sku: 'C-1', name: 'Hammer', description: null, price: '12.50',
-      currency: 'EUR', unit: 'piece', stock: 0, isActive: true, categoryId: null,
-      availableFrom: null, discontinuedAt: null, attributes: null, version: 1,
+      companyId: tenant.companyId,
+      sku: 'C-1',
+      name: 'Hammer',
+      description: null,
+      price: '12.50',
+      currency: 'EUR',
+      unit: 'piece',
+      stock: 0,
+      isActive: true,
+      categoryId: null,
+      availableFrom: null,
+      discontinuedAt: null,
+      attributes: null,
+      version: 1,
     });
     t.match(body.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
     t.equal(res.headers['content-language'], 'en');
@@ -29,8 +40,17 @@ t.test('create', async (t) => {
   t.test('every field round-trips', async (t) => {
     const cat = (await category({ name: 'Tools' })).id;
     const body = {
-      sku: 'C-2', name: 'Drill', description: 'Cordless', price: '0.99', currency: 'USD', unit: 'kg', stock: 7,
-      categoryId: cat, isActive: false, availableFrom: '2024-02-29', discontinuedAt: '2025-01-02T03:04:05.000Z',
+      sku: 'C-2',
+      name: 'Drill',
+      description: 'Cordless',
+      price: '0.99',
+      currency: 'USD',
+      unit: 'kg',
+      stock: 7,
+      categoryId: cat,
+      isActive: false,
+      availableFrom: '2024-02-29',
+      discontinuedAt: '2025-01-02T03:04:05.000Z',
       attributes: { colour: 'red', sizes: [1, 2], nested: { ok: true } },
     };
     const res = await api('POST', '/api/products', body);
@@ -55,7 +75,10 @@ t.test('create', async (t) => {
     t.equal(p.discontinuedAt, '2025-01-02T01:04:05.000Z', 'date-times in UTC');
     t.equal(p.name, 'Naïve 🔨 名前');
     const found = (await api('GET', `/api/products?search=${encodeURIComponent('🔨 名')}`)).json();
-    t.same(found.items.map((i: { id: string }) => i.id), [p.id]);
+    t.same(
+      found.items.map((i: { id: string }) => i.id),
+      [p.id],
+    );
     // RFC 3339 allows lower-case "t" and "z"
     const lower = await product({ discontinuedAt: '2024-02-29t12:00:00z' });
     t.equal(lower.discontinuedAt, '2024-02-29T12:00:00.000Z', 'lower-case t and z');
@@ -122,7 +145,10 @@ t.test('create', async (t) => {
       const problem = res.json();
       t.equal(problem.code, 'VALIDATION_FAILED');
       t.equal(problem.status, 400);
-      t.ok(problem.errors?.some((e: { path: string }) => e.path === path), `errors name ${path}: ${JSON.stringify(problem.errors)}`);
+      t.ok(
+        problem.errors?.some((e: { path: string }) => e.path === path),
+        `errors name ${path}: ${JSON.stringify(problem.errors)}`,
+      );
     });
   }
 
@@ -198,8 +224,19 @@ t.test('read', async (t) => {
 });
 
 const fullBody = (over: Record<string, unknown> = {}) => ({
-  sku: 'PUT-1', name: 'Replaced', description: null, price: '2.00', currency: 'EUR', unit: 'piece', stock: 0,
-  categoryId: null, isActive: true, availableFrom: null, discontinuedAt: null, attributes: null, ...over,
+  sku: 'PUT-1',
+  name: 'Replaced',
+  description: null,
+  price: '2.00',
+  currency: 'EUR',
+  unit: 'piece',
+  stock: 0,
+  categoryId: null,
+  isActive: true,
+  availableFrom: null,
+  discontinuedAt: null,
+  attributes: null,
+  ...over,
 });
 
 t.test('PUT', async (t) => {
@@ -221,7 +258,10 @@ t.test('PUT', async (t) => {
       delete body[field];
       const res = await api('PUT', `/api/products/${p.id}`, body);
       t.equal(res.statusCode, 400, `without ${field}`);
-      t.ok(res.json().errors?.some((e: { path: string }) => e.path === `/${field}`), `errors name /${field}`);
+      t.ok(
+        res.json().errors?.some((e: { path: string }) => e.path === `/${field}`),
+        `errors name /${field}`,
+      );
     }
     for (const field of ['sku', 'price', 'currency']) {
       const res = await api('PUT', `/api/products/${p.id}`, fullBody({ sku: p.sku, [field]: null }));
@@ -274,8 +314,19 @@ t.test('PATCH', async (t) => {
   });
   t.test('bad bodies are 400', async (t) => {
     const p = await product();
-    for (const body of [{}, { sku: null }, { price: 1 }, { colour: 'red' }, { stock: '5' }, { name: 'a\u0000' }, { categoryId: UNKNOWN_ID },
-      { companyId: tenant.companyId }, { id: UNKNOWN_ID }, { version: 5 }, { createdAt: '2020-01-01T00:00:00Z' }]) {
+    for (const body of [
+      {},
+      { sku: null },
+      { price: 1 },
+      { colour: 'red' },
+      { stock: '5' },
+      { name: 'a\u0000' },
+      { categoryId: UNKNOWN_ID },
+      { companyId: tenant.companyId },
+      { id: UNKNOWN_ID },
+      { version: 5 },
+      { createdAt: '2020-01-01T00:00:00Z' },
+    ]) {
       const res = await api('PATCH', `/api/products/${p.id}`, body);
       t.equal(res.statusCode, 400, JSON.stringify(body));
       t.equal(res.json().code, 'VALIDATION_FAILED');
@@ -301,7 +352,10 @@ t.test('PATCH', async (t) => {
   t.test('concurrent writes without If-Match are serialised, none lost', async (t) => {
     const p = await product({ stock: 0 });
     const results = await Promise.all([1, 2, 3, 4, 5].map((n) => api('PATCH', `/api/products/${p.id}`, { stock: n })));
-    t.same(results.map((r) => r.statusCode), [200, 200, 200, 200, 200]);
+    t.same(
+      results.map((r) => r.statusCode),
+      [200, 200, 200, 200, 200],
+    );
     t.same(results.map((r) => r.headers.etag).sort(), ['"2"', '"3"', '"4"', '"5"', '"6"']);
     const last = results.find((r) => r.headers.etag === '"6"')!.json();
     const read = (await api('GET', `/api/products/${p.id}`)).json();

@@ -93,10 +93,26 @@ t.test('null empties a translatable field in every language, on PATCH too', asyn
 
 t.test('PUT with a translations object replaces the languages', async (t) => {
   const current = (await read()).json();
-  const res = await api('PUT', `${url}?translations=true`, {
-    sku: 'TR-1', name: null, description: null, price: '1.00', currency: 'EUR', unit: 'piece', stock: 0, categoryId: null, isActive: true,
-    availableFrom: null, discontinuedAt: null, attributes: null, translations: { name: { en: 'Bolt' } },
-  }, { 'if-match': `"${current.version}"` });
+  const res = await api(
+    'PUT',
+    `${url}?translations=true`,
+    {
+      sku: 'TR-1',
+      name: null,
+      description: null,
+      price: '1.00',
+      currency: 'EUR',
+      unit: 'piece',
+      stock: 0,
+      categoryId: null,
+      isActive: true,
+      availableFrom: null,
+      discontinuedAt: null,
+      attributes: null,
+      translations: { name: { en: 'Bolt' } },
+    },
+    { 'if-match': `"${current.version}"` },
+  );
   t.equal(res.statusCode, 200, res.body);
   t.same(res.json().translations, { name: { en: 'Bolt' }, description: {} });
   t.equal(res.json().description, null);
@@ -107,8 +123,18 @@ t.test('a write leaving no name in any language is 400', async (t) => {
   t.equal(res.statusCode, 400);
   t.equal(res.json().code, 'VALIDATION_FAILED');
   const empty = await api('PUT', url, {
-    sku: 'TR-1', name: null, description: null, price: '1.00', currency: 'EUR', unit: 'piece', stock: 0, categoryId: null, isActive: true,
-    availableFrom: null, discontinuedAt: null, attributes: null,
+    sku: 'TR-1',
+    name: null,
+    description: null,
+    price: '1.00',
+    currency: 'EUR',
+    unit: 'piece',
+    stock: 0,
+    categoryId: null,
+    isActive: true,
+    availableFrom: null,
+    discontinuedAt: null,
+    attributes: null,
   });
   t.equal(empty.statusCode, 400);
   t.equal(empty.json().code, 'VALIDATION_FAILED');

@@ -15,12 +15,14 @@ t.test('the three admin checks, each failing on its own and in order', async (t)
   const c = await company();
   const codes = ['core:company:view', 'core:company:manage'];
   for (const request of [
-    { method: 'GET', url: '/api/companies' }, { method: 'GET', url: `/api/companies/${c.id}` },
+    { method: 'GET', url: '/api/companies' },
+    { method: 'GET', url: `/api/companies/${c.id}` },
     { method: 'POST', url: '/api/companies', payload: { code: 'G-1', name: 'Guarded' } },
     { method: 'PATCH', url: `/api/companies/${c.id}`, payload: { isActive: false } },
     { method: 'PUT', url: `/api/companies/${c.id}`, payload: { code: c.code, name: 'x', isActive: true, organizationId: null } },
     { method: 'DELETE', url: `/api/companies/${c.id}` },
-  ] as const) await checkAdminGuard(t, ctx, tenant, codes, request);
+  ] as const)
+    await checkAdminGuard(t, ctx, tenant, codes, request);
   t.equal(expectStatus(await api('GET', `/api/companies/${c.id}`), 200, 'read').isActive, true, 'nothing the refused calls sent was applied');
   t.equal(expectStatus(await api('GET', '/api/companies?code=G-1'), 200, 'list').total, 0);
 
@@ -69,7 +71,11 @@ t.test('paged list: page=1&size=1000, isActive filter, createdAt sort', async (t
   t.ok(active.items.every((c: { isActive: boolean }) => c.isActive));
   t.equal(active.total + expectStatus(await api('GET', '/api/companies?isActive=false'), 200, 'inactive').total, all.total);
   const recent = expectStatus(await api('GET', '/api/companies?sort=-createdAt&size=2'), 200, 'recent');
-  t.same(recent.items.map((c: { id: string }) => c.id), [b.id, a.id], 'most recent first');
+  t.same(
+    recent.items.map((c: { id: string }) => c.id),
+    [b.id, a.id],
+    'most recent first',
+  );
   t.equal(expectStatus(await api('GET', '/api/companies?size=1&page=2'), 200, 'page 2').items.length, 1);
   for (const url of ['/api/companies?size=1001', '/api/companies?size=0', '/api/companies?page=0', '/api/companies?isActive=yes', '/api/companies?sort=secret', '/api/companies?bogus=1']) {
     expectProblem(t, await api('GET', url), 400, 'VALIDATION_FAILED', url);
@@ -117,7 +123,10 @@ t.test('translations', async (t) => {
   t.equal(only.json().name, 'Nur Deutsch');
   t.equal(only.headers['content-language'], 'de');
   t.match(expectStatus(await api('GET', `/api/companies?search=${encodeURIComponent('bäck')}`), 200, 'search').items, [{ id: c.id }], 'search covers every language');
-  for (const [what, query] of [['bad language list', '?translations=de,,fr'], ['bad value', '?translations=yes please']] as const) {
+  for (const [what, query] of [
+    ['bad language list', '?translations=de,,fr'],
+    ['bad value', '?translations=yes please'],
+  ] as const) {
     expectProblem(t, await api('GET', `/api/companies/${c.id}${query.replace(/ /g, '%20')}`), 400, 'VALIDATION_FAILED', what);
   }
 });
@@ -153,8 +162,12 @@ t.test('other tenants', async (t) => {
   expectProblem(t, await theirs('PATCH', `/api/companies/${c.id}`, { isActive: false }), 404, 'NOT_FOUND');
   expectProblem(t, await theirs('DELETE', `/api/companies/${c.id}`), 404, 'NOT_FOUND');
   const list = expectStatus(await theirs('GET', '/api/companies?size=1000'), 200, 'their list');
-  t.same(list.items.map((x: { id: string }) => x.id), [other.companyId], 'only their own company');
-  expectProblem(t, await api('GET', '/api/companies', undefined, { 'x-company-id': other.companyId }), 403, 'COMPANY_FORBIDDEN', 'another tenant\'s company as context');
+  t.same(
+    list.items.map((x: { id: string }) => x.id),
+    [other.companyId],
+    'only their own company',
+  );
+  expectProblem(t, await api('GET', '/api/companies', undefined, { 'x-company-id': other.companyId }), 403, 'COMPANY_FORBIDDEN', "another tenant's company as context");
 });
 
 t.test('bad input', async (t) => {
@@ -176,7 +189,10 @@ t.test('bad input', async (t) => {
   for (const [what, body, path] of bodies) {
     const res = await api('POST', '/api/companies', body);
     expectProblem(t, res, 400, 'VALIDATION_FAILED', what);
-    t.ok(res.json().errors?.some((e: { path: string }) => e.path === path), `${what} names ${path}: ${res.body.slice(0, 300)}`);
+    t.ok(
+      res.json().errors?.some((e: { path: string }) => e.path === path),
+      `${what} names ${path}: ${res.body.slice(0, 300)}`,
+    );
   }
   expectProblem(t, await api('POST', '/api/companies', '{"code": "B-1", "name": '), 400, 'VALIDATION_FAILED', 'broken JSON');
   expectProblem(t, await api('POST', '/api/companies', { code: 'B-1', name: 'x'.repeat(2_000_000) }), 413, 'PAYLOAD_TOO_LARGE', 'over the body limit');

@@ -30,11 +30,22 @@ export async function rolelessUser(ctx: TestContext, tenant: TestTenant): Promis
  * bad token too, no role 403 ROLE_REQUIRED (even holding nothing else), a role
  * with every code of the area but not admin 403 ADMIN_REQUIRED.
  */
-export async function checkAdminGuard(t: Pick<TAP, 'equal' | 'match'>, ctx: TestContext, tenant: TestTenant, codes: string[],
-  request: { method: Method; url: string; payload?: object }): Promise<void> {
+export async function checkAdminGuard(
+  t: Pick<TAP, 'equal' | 'match'>,
+  ctx: TestContext,
+  tenant: TestTenant,
+  codes: string[],
+  request: { method: Method; url: string; payload?: object },
+): Promise<void> {
   const what = `${request.method} ${request.url}`;
   expectProblem(t, await ctx.app.inject({ method: request.method, url: request.url, ...(request.payload ? { payload: request.payload } : {}) }), 401, 'UNAUTHENTICATED', `${what} anonymous`);
-  expectProblem(t, await ctx.app.inject({ method: request.method, url: request.url, headers: { authorization: 'Bearer a.b.c' }, ...(request.payload ? { payload: request.payload } : {}) }), 401, 'UNAUTHENTICATED', `${what} bad token`);
+  expectProblem(
+    t,
+    await ctx.app.inject({ method: request.method, url: request.url, headers: { authorization: 'Bearer a.b.c' }, ...(request.payload ? { payload: request.payload } : {}) }),
+    401,
+    'UNAUTHENTICATED',
+    `${what} bad token`,
+  );
   const none = await rolelessUser(ctx, tenant);
   expectProblem(t, await apiAs(ctx, none.token)(request.method, request.url, request.payload), 403, 'ROLE_REQUIRED', `${what} no role`);
   const manager = await ctx.user(tenant, { codes });
@@ -43,5 +54,12 @@ export async function checkAdminGuard(t: Pick<TAP, 'equal' | 'match'>, ctx: Test
 
 /** Every log line the app wrote, as one string (build(t, { logger: logSink(lines) })). */
 export function logSink(lines: string[]) {
-  return { level: 'trace', stream: { write: (line: string) => { lines.push(line); } } };
+  return {
+    level: 'trace',
+    stream: {
+      write: (line: string) => {
+        lines.push(line);
+      },
+    },
+  };
 }

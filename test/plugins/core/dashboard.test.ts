@@ -17,17 +17,24 @@ t.test('the four paged lists give the cards their counts', async (t) => {
   expectStatus(await api('POST', '/api/groups', { name: 'Only group' }), 201, 'group');
   const lists = ['/api/companies', '/api/organizations', '/api/users', '/api/groups'];
   const [companies, organizations, users, groups] = await Promise.all(lists.map((l) => api('GET', `${l}?page=1&size=1000`)));
-  t.same([companies, organizations, users, groups].map((r) => r.json().total), [4, 2, 5, 1], 'totals: HQ + 3, 2, admin + 4, 1');
+  t.same(
+    [companies, organizations, users, groups].map((r) => r.json().total),
+    [4, 2, 5, 1],
+    'totals: HQ + 3, 2, admin + 4, 1',
+  );
   const active = await Promise.all(lists.map(async (l) => expectStatus(await api('GET', `${l}?page=1&size=1000&isActive=true`), 200, l).total));
   t.same(active, [3, 2, 4, 1], 'active ones');
   const recentUsers = expectStatus(await api('GET', '/api/users?page=1&size=5&sort=-createdAt'), 200, 'recent users').items;
   t.same(recentUsers.map((u: { email: string }) => u.email).slice(0, 4), ['d3@example.test', 'd2@example.test', 'd1@example.test', 'd0@example.test']);
   const recentCompanies = expectStatus(await api('GET', '/api/companies?page=1&size=5&sort=-createdAt'), 200, 'recent companies').items;
-  t.same(recentCompanies.map((c: { code: string }) => c.code), ['D-2', 'D-1', 'D-0', 'HQ']);
+  t.same(
+    recentCompanies.map((c: { code: string }) => c.code),
+    ['D-2', 'D-1', 'D-0', 'HQ'],
+  );
   t.equal(expectStatus(await apiAs(ctx, other.adminToken)('GET', '/api/users?page=1&size=1000'), 200, 'other').total, 1, 'another tenant counts only its own');
 });
 
-t.test('GET /api/auth/db: the caller\'s tenant schema by table, nothing else', async (t) => {
+t.test("GET /api/auth/db: the caller's tenant schema by table, nothing else", async (t) => {
   const res = await api('GET', '/api/auth/db');
   t.equal(res.statusCode, 200, res.body);
   const size = res.json();
@@ -38,9 +45,16 @@ t.test('GET /api/auth/db: the caller\'s tenant schema by table, nothing else', a
   const tables = schema.tables.map((x: { name: string }) => x.name);
   for (const table of ['core_companies', 'core_users', 'core_email_accounts', 'catalog_products']) t.ok(tables.includes(table), table);
   t.ok(schema.tables.every((x: { bytes: number }) => Number.isInteger(x.bytes) && x.bytes > 0));
-  t.same(schema.tables.map((x: { bytes: number }) => x.bytes), [...schema.tables.map((x: { bytes: number }) => x.bytes)].sort((a, b) => b - a), 'largest first');
-  t.equal(schema.bytes, schema.tables.reduce((s: number, x: { bytes: number }) => s + x.bytes, 0));
-  t.equal(size.totalBytes, schema.bytes, 'the total is the tenant\'s own, not the database\'s');
+  t.same(
+    schema.tables.map((x: { bytes: number }) => x.bytes),
+    [...schema.tables.map((x: { bytes: number }) => x.bytes)].sort((a, b) => b - a),
+    'largest first',
+  );
+  t.equal(
+    schema.bytes,
+    schema.tables.reduce((s: number, x: { bytes: number }) => s + x.bytes, 0),
+  );
+  t.equal(size.totalBytes, schema.bytes, "the total is the tenant's own, not the database's");
   t.notOk(res.body.includes(other.schema) || res.body.includes('platform'), 'no other schema named');
 
   const theirs = expectStatus(await apiAs(ctx, other.adminToken)('GET', '/api/auth/db'), 200, 'other');
@@ -55,7 +69,7 @@ t.test('GET /api/auth/db: the caller\'s tenant schema by table, nothing else', a
   expectProblem(t, await api('POST', '/api/auth/db'), 404, 'NOT_FOUND');
 });
 
-t.test('the dashboard permission codes are the seed\'s', async (t) => {
+t.test("the dashboard permission codes are the seed's", async (t) => {
   const me = expectStatus(await api('GET', '/api/auth/me'), 200, 'me');
   for (const code of ['core:dashboard:view', 'core:company:view', 'core:email:view', 'core:organization:view', 'core:user:view', 'core:group:view']) {
     t.ok(me.permissions.includes(code), `admin holds ${code}`);

@@ -18,7 +18,7 @@ const second = expectStatus(await api('POST', '/api/companies', { code: 'SECOND'
 /** The stored column, straight from the database. */
 async function storedPassword(id: string): Promise<string | null> {
   const tn = ctx.kernel.tenants.cached(tenant.id)!;
-  const [row] = await ctx.kernel.dbs.get(tn.connectionKey).em.getConnection().execute(`select password from "${tn.schema}".core_email_accounts where id = ?`, [id]) as { password: string | null }[];
+  const [row] = (await ctx.kernel.dbs.get(tn.connectionKey).em.getConnection().execute(`select password from "${tn.schema}".core_email_accounts where id = ?`, [id])) as { password: string | null }[];
   return row.password;
 }
 
@@ -26,17 +26,29 @@ t.test('the three admin checks on every route', async (t) => {
   const a = await account();
   const codes = ['core:email:view', 'core:email:manage'];
   for (const request of [
-    { method: 'GET', url: '/api/emails' }, { method: 'GET', url: `/api/emails/company/${tenant.companyId}` },
+    { method: 'GET', url: '/api/emails' },
+    { method: 'GET', url: `/api/emails/company/${tenant.companyId}` },
     { method: 'GET', url: `/api/emails/${a.id}` },
     { method: 'POST', url: '/api/emails', payload: { companyId: tenant.companyId, type: 'IMAP', name: 'x', host: 'h', port: 993 } },
     { method: 'PATCH', url: `/api/emails/${a.id}`, payload: { port: 25 } },
     { method: 'DELETE', url: `/api/emails/${a.id}` },
-  ] as const) await checkAdminGuard(t, ctx, tenant, codes, request);
+  ] as const)
+    await checkAdminGuard(t, ctx, tenant, codes, request);
   t.equal(expectStatus(await api('GET', `/api/emails/${a.id}`), 200, 'read').port, 587, 'unchanged');
 });
 
 t.test('create, read, PATCH, PUT, delete; the password never comes back', async (t) => {
-  const res = await api('POST', '/api/emails', { companyId: tenant.companyId, type: 'IMAP', name: 'Inbox', host: 'imap.example.test', port: 993, security: 'tls', username: 'inbox', password: SECRET, fromAddress: 'inbox@example.test' });
+  const res = await api('POST', '/api/emails', {
+    companyId: tenant.companyId,
+    type: 'IMAP',
+    name: 'Inbox',
+    host: 'imap.example.test',
+    port: 993,
+    security: 'tls',
+    username: 'inbox',
+    password: SECRET,
+    fromAddress: 'inbox@example.test',
+  });
   t.equal(res.statusCode, 201, res.body);
   t.equal(res.headers.location, `/api/emails/${res.json().id}`);
   const a = res.json();
@@ -50,7 +62,10 @@ t.test('create, read, PATCH, PUT, delete; the password never comes back', async 
   t.not(await storedPassword(again.id), stored, 'equal secrets do not look alike');
 
   const responses = [
-    res, await api('GET', `/api/emails/${a.id}`), await api('GET', '/api/emails?size=1000'), await api('GET', `/api/emails/company/${tenant.companyId}`),
+    res,
+    await api('GET', `/api/emails/${a.id}`),
+    await api('GET', '/api/emails?size=1000'),
+    await api('GET', `/api/emails/company/${tenant.companyId}`),
     await api('PATCH', `/api/emails/${a.id}`, { port: 143 }),
   ];
   for (const r of responses) {
@@ -71,13 +86,16 @@ t.test('create, read, PATCH, PUT, delete; the password never comes back', async 
   expectProblem(t, await api('GET', `/api/emails/${a.id}`), 404, 'NOT_FOUND');
 });
 
-t.test('lists: every company\'s, one company\'s, by type', async (t) => {
+t.test("lists: every company's, one company's, by type", async (t) => {
   const smtp = await account({ type: 'SMTP' });
   const imap = await account({ type: 'IMAP', port: 993 });
   const other = await account({ companyId: second.id, type: 'SMTP' });
   const ids = (page: { items: { id: string }[] }) => page.items.map((i) => i.id);
   const all = expectStatus(await api('GET', '/api/emails?page=1&size=1000'), 200, 'all');
-  t.ok([smtp.id, imap.id, other.id].every((id) => ids(all).includes(id)), 'every company\'s accounts');
+  t.ok(
+    [smtp.id, imap.id, other.id].every((id) => ids(all).includes(id)),
+    "every company's accounts",
+  );
   t.equal(all.total, all.items.length);
   const onlySmtp = expectStatus(await api('GET', '/api/emails?type=SMTP&size=1000'), 200, 'smtp');
   t.ok(onlySmtp.items.every((i: { type: string }) => i.type === 'SMTP'));
@@ -103,9 +121,9 @@ t.test('other tenants see nothing', async (t) => {
   expectProblem(t, await theirs('GET', `/api/emails/${a.id}`), 404, 'NOT_FOUND');
   expectProblem(t, await theirs('PATCH', `/api/emails/${a.id}`, { port: 1 }), 404, 'NOT_FOUND');
   expectProblem(t, await theirs('DELETE', `/api/emails/${a.id}`), 404, 'NOT_FOUND');
-  expectProblem(t, await theirs('GET', `/api/emails/company/${tenant.companyId}`), 404, 'NOT_FOUND', 'another tenant\'s company');
+  expectProblem(t, await theirs('GET', `/api/emails/company/${tenant.companyId}`), 404, 'NOT_FOUND', "another tenant's company");
   t.equal(expectStatus(await theirs('GET', '/api/emails'), 200, 'their list').total, 0);
-  expectProblem(t, await theirs('POST', '/api/emails', { companyId: tenant.companyId, type: 'SMTP', name: 'x', host: 'h', port: 25 }), 400, 'VALIDATION_FAILED', 'naming another tenant\'s company');
+  expectProblem(t, await theirs('POST', '/api/emails', { companyId: tenant.companyId, type: 'SMTP', name: 'x', host: 'h', port: 25 }), 400, 'VALIDATION_FAILED', "naming another tenant's company");
 });
 
 t.test('bad input', async (t) => {
@@ -128,7 +146,10 @@ t.test('bad input', async (t) => {
   for (const [what, body, path] of bodies) {
     const res = await api('POST', '/api/emails', body);
     expectProblem(t, res, 400, 'VALIDATION_FAILED', what);
-    t.ok(res.json().errors?.some((e: { path: string }) => e.path === path), `${what} names ${path}: ${res.body.slice(0, 300)}`);
+    t.ok(
+      res.json().errors?.some((e: { path: string }) => e.path === path),
+      `${what} names ${path}: ${res.body.slice(0, 300)}`,
+    );
     t.notOk(res.body.includes(SECRET), `${what}: the problem does not echo the password`);
   }
 });
@@ -145,5 +166,8 @@ t.test('the OpenAPI document: the password is write-only', async (t) => {
 // last: every line the app logged while the tests above ran
 t.test('no log line carries a password or its ciphertext', async (t) => {
   t.ok(lines.length > 20, `${lines.length} log lines`);
-  t.same(lines.filter((l) => l.includes(SECRET) || l.includes('never-shown') || l.includes('another one')), []);
+  t.same(
+    lines.filter((l) => l.includes(SECRET) || l.includes('never-shown') || l.includes('another one')),
+    [],
+  );
 });

@@ -76,7 +76,12 @@ t.test('other tenants', async (t) => {
 });
 
 t.test('bad input', async (t) => {
-  for (const [what, body] of [['name missing', {}], ['name too long', { name: 'n'.repeat(121) }], ['unknown field', { name: 'x', members: [] }], ['name a number', { name: 7 }]] as const) {
+  for (const [what, body] of [
+    ['name missing', {}],
+    ['name too long', { name: 'n'.repeat(121) }],
+    ['unknown field', { name: 'x', members: [] }],
+    ['name a number', { name: 7 }],
+  ] as const) {
     expectProblem(t, await api('POST', '/api/groups', body), 400, 'VALIDATION_FAILED', what);
   }
 });

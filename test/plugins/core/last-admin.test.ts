@@ -13,7 +13,10 @@ const ctx = await build(t);
 // PGlite runs one statement at a time: its races cannot interleave, one round there checks the outcome
 const ROUNDS = onPglite ? 1 : 5;
 
-interface Admin { id: string; api: Api }
+interface Admin {
+  id: string;
+  api: Api;
+}
 type Admins = { tenant: TestTenant; a: Admin; b: Admin; adminRole: string };
 
 /** A user created by A, holding the admin role, logged in. */
@@ -44,19 +47,24 @@ async function exAdmin({ tenant, a, adminRole }: Admins): Promise<Admin> {
 /** Active users holding the admin role, read from the database. */
 async function activeAdmins(tenant: TestTenant): Promise<string[]> {
   const t = ctx.kernel.tenants.cached(tenant.id)!;
-  const rows = await ctx.kernel.dbs.get(t.connectionKey).em.getConnection().execute(
-    `select u.id from "${t.schema}".core_users u join "${t.schema}".core_user_roles ur on ur.user_id = u.id
-     join "${t.schema}".core_roles r on r.id = ur.role_id where r.name = 'admin' and u.is_active order by u.id`) as { id: string }[];
+  const rows = (await ctx.kernel.dbs
+    .get(t.connectionKey)
+    .em.getConnection()
+    .execute(
+      `select u.id from "${t.schema}".core_users u join "${t.schema}".core_user_roles ur on ur.user_id = u.id
+     join "${t.schema}".core_roles r on r.id = ur.role_id where r.name = 'admin' and u.is_active order by u.id`,
+    )) as { id: string }[];
   return rows.map((r) => r.id);
 }
 
 const deactivate = (who: Admin, id: string) => who.api('PATCH', `/api/users/${id}`, { isActive: false });
-const replace = (who: Admin, id: string) => who.api('PUT', `/api/users/${id}`, { email: `last@${id.slice(-6)}.test`, name: 'Last', isActive: false, language: null, primaryCompanyId: null, organizationId: null });
+const replace = (who: Admin, id: string) =>
+  who.api('PUT', `/api/users/${id}`, { email: `last@${id.slice(-6)}.test`, name: 'Last', isActive: false, language: null, primaryCompanyId: null, organizationId: null });
 
 t.test('the last active admin is neither deactivated, replaced inactive, deleted nor stripped of the role', async (t) => {
   const s = await twoAdmins();
   const { tenant, a, b } = s;
-  expectStatus(await a.api('PUT', `/api/users/${b.id}/roles`, { roleIds: [] }), 200, 'A takes B\'s admin role: A is the last admin');
+  expectStatus(await a.api('PUT', `/api/users/${b.id}/roles`, { roleIds: [] }), 200, "A takes B's admin role: A is the last admin");
   expectProblem(t, await deactivate(b, a.id), 409, 'CONFLICT', 'PATCH isActive false');
   expectProblem(t, await replace(b, a.id), 409, 'CONFLICT', 'PUT with isActive false');
   expectProblem(t, await b.api('DELETE', `/api/users/${a.id}`), 409, 'CONFLICT', 'DELETE');
@@ -86,7 +94,11 @@ t.test('with two admins deleting the first passes, deleting the second is refuse
 
 const codeOf = (res: LightMyRequestResponse) => (res.body ? res.json().code : undefined);
 
-interface Side { send: (s: Admins) => Promise<LightMyRequestResponse>; ok: number; endsOthersSession: boolean }
+interface Side {
+  send: (s: Admins) => Promise<LightMyRequestResponse>;
+  ok: number;
+  endsOthersSession: boolean;
+}
 
 /**
  * Runs a race ROUNDS times on fresh tenants: `first` removes B, `second`
@@ -98,16 +110,22 @@ interface Side { send: (s: Admins) => Promise<LightMyRequestResponse>; ok: numbe
 async function race(t: Test, what: string, offset: number, first: Side, second: Side) {
   for (let round = 1; round <= ROUNDS; round++) {
     const s = await twoAdmins();
-    const [r1, r2] = await Promise.all([first.send(s), new Promise<LightMyRequestResponse>((resolve, reject) => {
-      setTimeout(() => second.send(s).then(resolve, reject), offset);
-    })]);
+    const [r1, r2] = await Promise.all([
+      first.send(s),
+      new Promise<LightMyRequestResponse>((resolve, reject) => {
+        setTimeout(() => second.send(s).then(resolve, reject), offset);
+      }),
+    ]);
     const label = `${what}, round ${round} (${r1.statusCode}, ${r2.statusCode})`;
     const firstWon = r1.statusCode === first.ok;
     t.equal([firstWon, r2.statusCode === second.ok].filter(Boolean).length, 1, `${label}: exactly one succeeds`);
     const lost = firstWon ? r2 : r1;
     const sessionEnded = (firstWon ? first : second).endsOthersSession;
     const refusals = [[409, 'CONFLICT'], ...(sessionEnded ? [[401, 'UNAUTHENTICATED']] : [])];
-    t.ok(refusals.some(([status, code]) => lost.statusCode === status && codeOf(lost) === code), `${label}: the other is refused (${codeOf(lost)})`);
+    t.ok(
+      refusals.some(([status, code]) => lost.statusCode === status && codeOf(lost) === code),
+      `${label}: the other is refused (${codeOf(lost)})`,
+    );
     t.same(await activeAdmins(s.tenant), [firstWon ? s.a.id : s.b.id], `${label}: the spared admin remains active`);
   }
 }
@@ -121,7 +139,7 @@ t.test('A deactivates B while B deactivates A', async (t) => {
   for (const offset of [0, 20]) await race(t, `offset ${offset} ms`, offset, aDeactivatesB, bDeactivatesA);
 });
 
-t.test('A removes B\'s admin role while B deactivates A', async (t) => {
+t.test("A removes B's admin role while B deactivates A", async (t) => {
   for (const offset of [0, 20]) await race(t, `offset ${offset} ms`, offset, aTakesBsRole, bDeactivatesA);
 });
 

@@ -7,19 +7,38 @@ import { build } from '../../helper.ts';
 const ctx = await build(t);
 const doc = (await ctx.app.inject({ method: 'GET', url: '/api-docs/json' })).json();
 
-t.test('the seed\'s core routes are documented', async (t) => {
+t.test("the seed's core routes are documented", async (t) => {
   const seed: [string, string][] = [
-    ['get', '/api/companies'], ['get', '/api/organizations'], ['get', '/api/users'], ['get', '/api/groups'], ['get', '/api/auth/db'],
-    ['get', '/api/companies/{id}'], ['post', '/api/companies'], ['patch', '/api/companies/{id}'], ['delete', '/api/companies/{id}'],
-    ['get', '/api/emails'], ['get', '/api/emails/company/{companyId}'], ['get', '/api/emails/{id}'], ['post', '/api/emails'],
-    ['patch', '/api/emails/{id}'], ['delete', '/api/emails/{id}'],
+    ['get', '/api/companies'],
+    ['get', '/api/organizations'],
+    ['get', '/api/users'],
+    ['get', '/api/groups'],
+    ['get', '/api/auth/db'],
+    ['get', '/api/companies/{id}'],
+    ['post', '/api/companies'],
+    ['patch', '/api/companies/{id}'],
+    ['delete', '/api/companies/{id}'],
+    ['get', '/api/emails'],
+    ['get', '/api/emails/company/{companyId}'],
+    ['get', '/api/emails/{id}'],
+    ['post', '/api/emails'],
+    ['patch', '/api/emails/{id}'],
+    ['delete', '/api/emails/{id}'],
   ];
-  t.same(seed.filter(([m, p]) => !doc.paths[p]?.[m]).map(([m, p]) => `${m} ${p}`), [], 'every seed route');
+  t.same(
+    seed.filter(([m, p]) => !doc.paths[p]?.[m]).map(([m, p]) => `${m} ${p}`),
+    [],
+    'every seed route',
+  );
   const ids = Object.entries(doc.paths as Record<string, Record<string, { operationId: string }>>)
     .filter(([p]) => /^\/api\/(companies|organizations|users|groups|group-members|roles|emails)/.test(p))
     .flatMap(([, item]) => Object.values(item).map((op) => op.operationId));
   t.ok(ids.length >= 40, `${ids.length} core operations`);
-  t.same(ids.filter((id) => !/^core[A-Z]/.test(id)), [], 'module-prefixed operationIds');
+  t.same(
+    ids.filter((id) => !/^core[A-Z]/.test(id)),
+    [],
+    'module-prefixed operationIds',
+  );
   t.equal(doc.paths['/api/emails/company/{companyId}'].get.operationId, 'coreListEmailsByCompany');
   t.equal(doc.paths['/api/users'].post.operationId, 'coreCreateUser');
 });
@@ -30,7 +49,12 @@ t.test('admin routes document the three checks; lists the paged shape', async (t
     for (const code of ['ROLE_REQUIRED', 'ADMIN_REQUIRED', 'FORBIDDEN']) t.ok(text.includes(`(${code})`), `${path} names ${code}`);
     t.ok(doc.paths[path].get.responses['401'], `${path} 401`);
   }
-  for (const [path, list] of [['/api/companies', 'CoreCompanyList'], ['/api/organizations', 'CoreOrganizationList'], ['/api/users', 'CoreUserList'], ['/api/groups', 'CoreGroupList']]) {
+  for (const [path, list] of [
+    ['/api/companies', 'CoreCompanyList'],
+    ['/api/organizations', 'CoreOrganizationList'],
+    ['/api/users', 'CoreUserList'],
+    ['/api/groups', 'CoreGroupList'],
+  ]) {
     t.equal(doc.paths[path].get.responses['200'].content['application/json'].schema.$ref, `#/components/schemas/${list}`);
     const params = doc.paths[path].get.parameters.map((p: { name: string }) => p.name);
     for (const name of ['page', 'size', 'sort', 'isActive']) t.ok(params.includes(name), `${path} takes ${name}`);

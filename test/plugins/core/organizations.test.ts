@@ -9,8 +9,7 @@ const ctx = await build(t);
 const tenant = await ctx.tenant();
 const api = apiAs(ctx, tenant.adminToken);
 let seq = 0;
-const org = async (body: Record<string, unknown> = {}) =>
-  expectStatus(await api('POST', '/api/organizations', { code: `O-${++seq}`, name: `Unit ${seq}`, ...body }), 201, 'create organization');
+const org = async (body: Record<string, unknown> = {}) => expectStatus(await api('POST', '/api/organizations', { code: `O-${++seq}`, name: `Unit ${seq}`, ...body }), 201, 'create organization');
 
 t.test('create, read, PATCH, PUT, delete', async (t) => {
   const res = await api('POST', '/api/organizations', { code: 'SALES', name: 'Sales', description: 'Everyone who sells' });
@@ -23,7 +22,10 @@ t.test('create, read, PATCH, PUT, delete', async (t) => {
   t.same(expectStatus(await api('GET', `/api/organizations/${o.id}`), 200, 'read'), o);
   t.match(expectStatus(await api('PATCH', `/api/organizations/${o.id}`, { isActive: false }, { 'if-match': '"1"' }), 200, 'patch'), { isActive: false, version: 2 });
   expectProblem(t, await api('PATCH', `/api/organizations/${o.id}`, { isActive: true }, { 'if-match': '"1"' }), 412, 'PRECONDITION_FAILED');
-  t.match(expectStatus(await api('PUT', `/api/organizations/${o.id}`, { code: 'SALES', name: 'Sales', description: null, parentId: null, isActive: true }), 200, 'put'), { description: null, version: 3 });
+  t.match(expectStatus(await api('PUT', `/api/organizations/${o.id}`, { code: 'SALES', name: 'Sales', description: null, parentId: null, isActive: true }), 200, 'put'), {
+    description: null,
+    version: 3,
+  });
   expectProblem(t, await api('POST', '/api/organizations', { code: 'SALES', name: 'Twin' }), 409, 'CONFLICT', 'codes are unique');
 
   // users and companies belong to organizations; a referenced one is not deleted
@@ -48,7 +50,10 @@ t.test('paged list: page=1&size=1000, isActive, createdAt sort, translations', a
   t.equal(all.total, all.items.length);
   const active = expectStatus(await api('GET', '/api/organizations?isActive=true&size=1000'), 200, 'active');
   t.ok(active.items.some((x: { id: string }) => x.id === a.id) && !active.items.some((x: { id: string }) => x.id === b.id));
-  t.same(expectStatus(await api('GET', '/api/organizations?sort=-createdAt&size=2'), 200, 'recent').items.map((x: { id: string }) => x.id), [b.id, a.id]);
+  t.same(
+    expectStatus(await api('GET', '/api/organizations?sort=-createdAt&size=2'), 200, 'recent').items.map((x: { id: string }) => x.id),
+    [b.id, a.id],
+  );
   const de = await api('GET', `/api/organizations/${b.id}`, undefined, { 'accept-language': 'de-AT, en;q=0.5' });
   t.equal(de.json().name, 'Einkauf');
   t.equal(de.headers['content-language'], 'de');
@@ -91,6 +96,9 @@ t.test('bad input', async (t) => {
   for (const [what, body, path] of bodies) {
     const res = await api('POST', '/api/organizations', body);
     expectProblem(t, res, 400, 'VALIDATION_FAILED', what);
-    t.ok(res.json().errors?.some((e: { path: string }) => e.path === path), `${what} names ${path}`);
+    t.ok(
+      res.json().errors?.some((e: { path: string }) => e.path === path),
+      `${what} names ${path}`,
+    );
   }
 });

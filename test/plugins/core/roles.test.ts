@@ -12,7 +12,10 @@ const byName = async (name: string) => expectStatus(await api('GET', `/api/roles
 
 t.test('the built-in roles are there, and stay', async (t) => {
   const list = expectStatus(await api('GET', '/api/roles?page=1&size=1000'), 200, 'roles');
-  t.same(list.items.map((r: { name: string }) => r.name), ['admin', 'member']);
+  t.same(
+    list.items.map((r: { name: string }) => r.name),
+    ['admin', 'member'],
+  );
   t.ok(list.items.every((r: { builtIn: boolean }) => r.builtIn));
   const admin = await byName('admin');
   const member = await byName('member');
@@ -20,7 +23,10 @@ t.test('the built-in roles are there, and stay', async (t) => {
   expectProblem(t, await api('DELETE', `/api/roles/${member.id}`), 409, 'CONFLICT', 'delete member');
   expectProblem(t, await api('PATCH', `/api/roles/${member.id}`, { name: 'guest' }), 409, 'CONFLICT', 'rename member');
   expectProblem(t, await api('PATCH', `/api/roles/${admin.id}`, { permissions: ['core:user:view'] }), 409, 'CONFLICT', "admin's codes are every code");
-  t.match(expectStatus(await api('PATCH', `/api/roles/${member.id}`, { description: 'Everybody', permissions: ['core:dashboard:view'] }), 200, 'member gets a code'), { description: 'Everybody', permissions: ['core:dashboard:view'] });
+  t.match(expectStatus(await api('PATCH', `/api/roles/${member.id}`, { description: 'Everybody', permissions: ['core:dashboard:view'] }), 200, 'member gets a code'), {
+    description: 'Everybody',
+    permissions: ['core:dashboard:view'],
+  });
   expectProblem(t, await api('PATCH', `/api/roles/${member.id}`, { builtIn: false }), 400, 'VALIDATION_FAILED', 'builtIn is read-only');
   expectProblem(t, await api('POST', '/api/roles', { name: 'fake', builtIn: true }), 400, 'VALIDATION_FAILED', 'builtIn cannot be set');
   expectProblem(t, await api('POST', '/api/roles', { name: 'admin' }), 409, 'CONFLICT', 'names are unique');
@@ -41,7 +47,11 @@ t.test('permissions must be codes the loaded modules declare', async (t) => {
   for (const [what, permissions, path] of bodies) {
     const bad = await api('POST', '/api/roles', { name: `bad-${path.length}`, permissions });
     expectProblem(t, bad, 400, 'VALIDATION_FAILED', what);
-    t.same(bad.json().errors.map((e: { path: string }) => e.path), [path], what);
+    t.same(
+      bad.json().errors.map((e: { path: string }) => e.path),
+      [path],
+      what,
+    );
     expectProblem(t, await api('PATCH', `/api/roles/${res.json().id}`, { permissions }), 400, 'VALIDATION_FAILED', `PATCH ${what}`);
   }
   t.match(expectStatus(await api('POST', '/api/roles', { name: 'empty' }), 201, 'no codes'), { permissions: null });
@@ -65,10 +75,12 @@ t.test('a changed role changes what its holders may do, at once', async (t) => {
 t.test('admin protected', async (t) => {
   const role = await byName('member');
   for (const request of [
-    { method: 'GET', url: '/api/roles' }, { method: 'GET', url: `/api/roles/${role.id}` },
+    { method: 'GET', url: '/api/roles' },
+    { method: 'GET', url: `/api/roles/${role.id}` },
     { method: 'POST', url: '/api/roles', payload: { name: 'sneaky', permissions: ['core:role:manage'] } },
     { method: 'PATCH', url: `/api/roles/${role.id}`, payload: { permissions: ['core:role:manage'] } },
-  ] as const) await checkAdminGuard(t, ctx, tenant, ['core:role:view', 'core:role:manage'], request);
+  ] as const)
+    await checkAdminGuard(t, ctx, tenant, ['core:role:view', 'core:role:manage'], request);
   t.notOk((await byName('member')).permissions?.includes('core:role:manage'), 'nothing changed');
   const theirs = apiAs(ctx, (await ctx.tenant()).adminToken);
   expectProblem(t, await theirs('GET', `/api/roles/${role.id}`), 404, 'NOT_FOUND', 'another tenant');

@@ -28,7 +28,11 @@ t.test('create a user with a password; they can log in; the hash never shows', a
   t.equal(login.statusCode, 200, 'logs in with the password');
   const mine = expectStatus(await apiAs(ctx, login.json().accessToken)('GET', '/api/auth/me'), 200, 'me');
   t.same(mine.roles, [], 'no role until given');
-  t.same(mine.companies.map((c: { id: string }) => c.id), [tenant.companyId], 'the primary company makes them a member');
+  t.same(
+    mine.companies.map((c: { id: string }) => c.id),
+    [tenant.companyId],
+    'the primary company makes them a member',
+  );
   expectProblem(t, await api('POST', '/api/users', { email: 'mixed.case@example.test', name: 'Twin', password: 'a long password' }), 409, 'CONFLICT', 'e-mail addresses are unique');
 });
 
@@ -52,7 +56,10 @@ t.test('deactivate: no login, no refresh; not yourself', async (t) => {
   expectProblem(t, await ctx.login(tenant.id, u.email, PASSWORD), 401, 'INVALID_CREDENTIALS', 'login refused');
   t.equal((await ctx.app.inject({ method: 'POST', url: '/api/auth/refresh', payload: { refreshToken: session.refreshToken } })).statusCode, 401, 'refresh refused');
   const active = expectStatus(await api('GET', '/api/users?isActive=true&size=1000'), 200, 'active');
-  t.notOk(active.items.some((x: { id: string }) => x.id === u.id), 'the isActive filter counts it out');
+  t.notOk(
+    active.items.some((x: { id: string }) => x.id === u.id),
+    'the isActive filter counts it out',
+  );
   expectProblem(t, await api('PATCH', `/api/users/${me.id}`, { isActive: false }), 409, 'CONFLICT', 'deactivating yourself');
   expectProblem(t, await api('DELETE', `/api/users/${me.id}`), 409, 'CONFLICT', 'deleting yourself');
   t.equal((await api('DELETE', `/api/users/${u.id}`)).statusCode, 204, 'another user can go');
@@ -65,7 +72,10 @@ t.test('roles: read by user readers, replaced by administrators only', async (t)
   const set = expectStatus(await api('PUT', `/api/users/${u.id}/roles`, { roleIds: [member] }), 200, 'set roles');
   t.same(set.items, [{ id: member, name: 'member' }]);
   t.match(set, { page: 1, total: 1 });
-  t.same(expectStatus(await api('GET', `/api/users/${u.id}/roles`), 200, 'get roles').items.map((r: { name: string }) => r.name), ['member']);
+  t.same(
+    expectStatus(await api('GET', `/api/users/${u.id}/roles`), 200, 'get roles').items.map((r: { name: string }) => r.name),
+    ['member'],
+  );
   const login = expectStatus(await ctx.login(tenant.id, u.email, PASSWORD), 200, 'login');
   t.same(expectStatus(await apiAs(ctx, login.accessToken)('GET', '/api/auth/me'), 200, 'me').roles, ['member'], 'in the next token');
 
@@ -80,11 +90,18 @@ t.test('roles: read by user readers, replaced by administrators only', async (t)
 
   const bad = await api('PUT', `/api/users/${u.id}/roles`, { roleIds: [member, UNKNOWN_ID] });
   expectProblem(t, bad, 400, 'VALIDATION_FAILED', 'an unknown role');
-  t.same(bad.json().errors.map((e: { path: string }) => e.path), ['/roleIds/1']);
+  t.same(
+    bad.json().errors.map((e: { path: string }) => e.path),
+    ['/roleIds/1'],
+  );
   for (const body of [{ roleIds: ['admin'] }, { roleIds: [member, member] }, {}, { roleIds: [], extra: 1 }, { roleIds: 'member' }]) {
     expectProblem(t, await api('PUT', `/api/users/${u.id}/roles`, body), 400, 'VALIDATION_FAILED', JSON.stringify(body));
   }
-  t.same(expectStatus(await api('GET', `/api/users/${u.id}/roles`), 200, 'unchanged').items.map((r: { name: string }) => r.name), ['member'], 'a refused change changed nothing');
+  t.same(
+    expectStatus(await api('GET', `/api/users/${u.id}/roles`), 200, 'unchanged').items.map((r: { name: string }) => r.name),
+    ['member'],
+    'a refused change changed nothing',
+  );
   expectProblem(t, await api('PUT', `/api/users/${UNKNOWN_ID}/roles`, { roleIds: [] }), 404, 'NOT_FOUND');
 
   // the tenant keeps an administrator
@@ -97,12 +114,26 @@ t.test('companies: replaced by administrators, in the next token', async (t) => 
   const u = await newUser();
   const other = expectStatus(await api('POST', '/api/companies', { code: 'U-C', translations: { name: { en: 'Branch', de: 'Filiale' } } }), 201, 'company');
   const set = expectStatus(await api('PUT', `/api/users/${u.id}/companies`, { companyIds: [other.id, tenant.companyId] }, { 'accept-language': 'de' }), 200, 'set');
-  t.same(set.items.map((c: { code: string; name: string }) => [c.code, c.name]), [['HQ', 'Headquarters'], ['U-C', 'Filiale']]);
+  t.same(
+    set.items.map((c: { code: string; name: string }) => [c.code, c.name]),
+    [
+      ['HQ', 'Headquarters'],
+      ['U-C', 'Filiale'],
+    ],
+  );
   const login = expectStatus(await ctx.login(tenant.id, u.email, PASSWORD), 200, 'login');
-  t.same(expectStatus(await apiAs(ctx, login.accessToken)('GET', '/api/auth/me'), 200, 'me').companies.map((c: { id: string }) => c.id).sort(), [other.id, tenant.companyId].sort());
+  t.same(
+    expectStatus(await apiAs(ctx, login.accessToken)('GET', '/api/auth/me'), 200, 'me')
+      .companies.map((c: { id: string }) => c.id)
+      .sort(),
+    [other.id, tenant.companyId].sort(),
+  );
   const bad = await api('PUT', `/api/users/${u.id}/companies`, { companyIds: [UNKNOWN_ID] });
   expectProblem(t, bad, 400, 'VALIDATION_FAILED');
-  t.same(bad.json().errors.map((e: { path: string }) => e.path), ['/companyIds/0']);
+  t.same(
+    bad.json().errors.map((e: { path: string }) => e.path),
+    ['/companyIds/0'],
+  );
   t.same(expectStatus(await api('GET', `/api/users/${u.id}/companies`), 200, 'get').total, 2);
 });
 
@@ -126,11 +157,17 @@ t.test('other tenants', async (t) => {
   const other = await ctx.tenant();
   const u = await newUser();
   const theirs = apiAs(ctx, other.adminToken);
-  for (const [method, url] of [['GET', `/api/users/${u.id}`], ['PATCH', `/api/users/${u.id}`], ['GET', `/api/users/${u.id}/roles`], ['PUT', `/api/users/${u.id}/companies`], ['PUT', `/api/users/${u.id}/password`]] as const) {
+  for (const [method, url] of [
+    ['GET', `/api/users/${u.id}`],
+    ['PATCH', `/api/users/${u.id}`],
+    ['GET', `/api/users/${u.id}/roles`],
+    ['PUT', `/api/users/${u.id}/companies`],
+    ['PUT', `/api/users/${u.id}/password`],
+  ] as const) {
     const body = method === 'PATCH' ? { name: 'x' } : url.endsWith('companies') ? { companyIds: [] } : url.endsWith('password') ? { password: 'long enough!' } : undefined;
     expectProblem(t, await theirs(method, url, body), 404, 'NOT_FOUND', `${method} ${url}`);
   }
-  expectProblem(t, await api('PUT', `/api/users/${u.id}/companies`, { companyIds: [other.companyId] }), 400, 'VALIDATION_FAILED', 'another tenant\'s company');
+  expectProblem(t, await api('PUT', `/api/users/${u.id}/companies`, { companyIds: [other.companyId] }), 400, 'VALIDATION_FAILED', "another tenant's company");
   t.equal(expectStatus(await theirs('GET', '/api/users?size=1000'), 200, 'their list').total, 1);
 });
 
@@ -151,7 +188,10 @@ t.test('bad input', async (t) => {
   for (const [what, body, path] of bodies) {
     const res = await api('POST', '/api/users', body);
     expectProblem(t, res, 400, 'VALIDATION_FAILED', what);
-    t.ok(res.json().errors?.some((e: { path: string }) => e.path === path), `${what} names ${path}: ${res.body.slice(0, 300)}`);
+    t.ok(
+      res.json().errors?.some((e: { path: string }) => e.path === path),
+      `${what} names ${path}: ${res.body.slice(0, 300)}`,
+    );
   }
   expectProblem(t, await ctx.login(tenant.id, good.email, PASSWORD), 401, 'INVALID_CREDENTIALS', 'nothing was created');
   expectProblem(t, await api('PATCH', `/api/users/${u.id}`, { passwordHash: 'x' }), 400, 'VALIDATION_FAILED', 'PATCH passwordHash');

@@ -19,7 +19,11 @@ t.test('create, update and delete are recorded with their changes', async (t) =>
   expectStatus(await as('PATCH', `/api/crm/customers/${c.id}`, { city: 'Bergen' }), 200, 'no change');
   expectStatus(await as('DELETE', `/api/crm/customers/${c.id}`), 204, 'delete');
   const log = await logOf(c.id);
-  t.same(log.map((e: { action: string }) => e.action), ['create', 'update', 'delete'], 'a write that changed nothing is not recorded');
+  t.same(
+    log.map((e: { action: string }) => e.action),
+    ['create', 'update', 'delete'],
+    'a write that changed nothing is not recorded',
+  );
   for (const e of log) t.match(e, { entity: 'Customer', entityId: c.id, userId: manager.id, companyId: tenant.companyId });
   t.match(log[0].changes, { name: { before: null, after: 'Logged' }, city: { before: null, after: 'Oslo' }, status: { before: null, after: 'active' } });
   t.same(log[1].changes, { city: { before: 'Oslo', after: 'Bergen' }, phone: { before: null, after: '+47' } });
@@ -43,7 +47,10 @@ t.test('conversion is recorded as such', async (t) => {
   const lead = await crm.lead();
   const out = expectStatus(await api('POST', `/api/crm/leads/${lead.id}/convert`, {}), 201, 'convert');
   const log = await logOf(lead.id);
-  t.same(log.map((e: { action: string }) => e.action), ['create', 'convert']);
+  t.same(
+    log.map((e: { action: string }) => e.action),
+    ['create', 'convert'],
+  );
   t.match(log[1].changes, { status: { before: 'new', after: 'converted' }, customerId: { before: null, after: out.customer.id } });
   t.equal((await logOf(out.customer.id))[0].action, 'create');
   t.equal((await logOf(out.contact.id))[0].action, 'create');

@@ -7,8 +7,10 @@ export { expectProblem, expectStatus, UNKNOWN_ID } from '../core/core-api.ts';
 export function crmApi(ctx: TestContext, token: string) {
   const api = apiAs(ctx, token);
   let seq = 0;
-  const make = (path: string, defaults: () => Record<string, unknown>) => async (body: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
-    expectStatus(await api('POST', path, { ...defaults(), ...body }, headers), 201, `create ${path}`);
+  const make =
+    (path: string, defaults: () => Record<string, unknown>) =>
+    async (body: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
+      expectStatus(await api('POST', path, { ...defaults(), ...body }, headers), 201, `create ${path}`);
   return {
     api,
     next: () => ++seq,

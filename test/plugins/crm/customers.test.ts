@@ -63,7 +63,7 @@ t.test('bad input', async (t) => {
   expectProblem(t, await api('POST', '/api/crm/customers', { name: 'a', code: 'SAME' }).then(() => api('POST', '/api/crm/customers', { name: 'b', code: 'SAME' })), 409, 'CONFLICT', 'unique code');
 });
 
-t.test('a customer\'s contacts, opportunities and activities', async (t) => {
+t.test("a customer's contacts, opportunities and activities", async (t) => {
   const a = await crm.customer();
   const b = await crm.customer();
   const contact = await crm.contact({ customerId: a.id, lastName: 'Zed', firstName: 'Ann' });
@@ -108,7 +108,18 @@ t.test('list filters a sales user expects', async (t) => {
 t.test('permissions: erp:crm:view reads, erp:crm:manage writes', async (t) => {
   const cust = await crm.customer();
   const viewer = crmApi(ctx, (await ctx.user(tenant, { codes: ['erp:crm:view'] })).token).api;
-  for (const url of ['/api/crm/customers', `/api/crm/customers/${cust.id}`, `/api/crm/customers/${cust.id}/contacts`, '/api/crm/leads', '/api/crm/quotes', '/api/crm/opportunities', '/api/crm/activities', '/api/crm/contacts', '/api/crm/salesreps', '/api/crm/activity-logs']) {
+  for (const url of [
+    '/api/crm/customers',
+    `/api/crm/customers/${cust.id}`,
+    `/api/crm/customers/${cust.id}/contacts`,
+    '/api/crm/leads',
+    '/api/crm/quotes',
+    '/api/crm/opportunities',
+    '/api/crm/activities',
+    '/api/crm/contacts',
+    '/api/crm/salesreps',
+    '/api/crm/activity-logs',
+  ]) {
     t.equal((await viewer('GET', url)).statusCode, 200, `viewer GET ${url}`);
   }
   expectProblem(t, await viewer('POST', '/api/crm/customers', { name: 'x' }), 403, 'FORBIDDEN');
@@ -135,7 +146,7 @@ t.test('isolation: other tenants and other companies', async (t) => {
   expectProblem(t, await inSecond('GET', `/api/crm/customers/${cust.id}`), 404, 'NOT_FOUND', 'another company');
   expectProblem(t, await inSecond('POST', '/api/crm/contacts', { lastName: 'x', customerId: cust.id }), 400, 'VALIDATION_FAILED', 'a customer of another company');
   const q = await crm.quote({ customerId: cust.id });
-  expectProblem(t, await inSecond('GET', `/api/crm/quotes/${q.id}/lines`), 404, 'NOT_FOUND', 'lines of another company\'s quote');
+  expectProblem(t, await inSecond('GET', `/api/crm/quotes/${q.id}/lines`), 404, 'NOT_FOUND', "lines of another company's quote");
   expectProblem(t, await inSecond('POST', `/api/crm/quotes/${q.id}/lines`, { description: 'x', quantity: '1', unitPrice: '1.00' }), 404, 'NOT_FOUND');
   const theirs = expectStatus(await inSecond('POST', '/api/crm/customers', { name: 'Mine only too' }), 201, 'create in second');
   t.equal(theirs.companyId, second);

@@ -6,14 +6,24 @@ import { build } from '../../helper.ts';
 const ctx = await build(t);
 const doc = (await ctx.app.inject({ method: 'GET', url: '/api-docs/json' })).json();
 
-t.test('the seed\'s CRM routes', async (t) => {
-  const want: [string, string][] = [['get', '/api/crm/customers/{customerId}/contacts'], ['get', '/api/crm/customers/{customerId}/opportunities'],
-    ['get', '/api/crm/customers/{customerId}/activities'], ['post', '/api/crm/leads/{id}/convert'], ['get', '/api/crm/activity-logs'],
-    ['get', '/api/crm/quotes/{quoteId}/lines'], ['post', '/api/crm/quotes/{quoteId}/lines']];
+t.test("the seed's CRM routes", async (t) => {
+  const want: [string, string][] = [
+    ['get', '/api/crm/customers/{customerId}/contacts'],
+    ['get', '/api/crm/customers/{customerId}/opportunities'],
+    ['get', '/api/crm/customers/{customerId}/activities'],
+    ['post', '/api/crm/leads/{id}/convert'],
+    ['get', '/api/crm/activity-logs'],
+    ['get', '/api/crm/quotes/{quoteId}/lines'],
+    ['post', '/api/crm/quotes/{quoteId}/lines'],
+  ];
   for (const p of ['quotes/{quoteId}/lines/{lineId}', 'customers/{id}', 'leads/{id}', 'quotes/{id}', 'opportunities/{id}', 'activities/{id}', 'contacts/{id}', 'salesreps/{id}']) {
     for (const m of ['get', 'put', 'patch', 'delete']) want.push([m, `/api/crm/${p}`]);
   }
-  t.same(want.filter(([m, p]) => !doc.paths[p]?.[m]).map(([m, p]) => `${m} ${p}`), [], 'every route');
+  t.same(
+    want.filter(([m, p]) => !doc.paths[p]?.[m]).map(([m, p]) => `${m} ${p}`),
+    [],
+    'every route',
+  );
   t.notOk(doc.paths['/api/crm/activity-logs'].post, 'the log is read-only');
   t.equal(doc.paths['/api/crm/quotes/{quoteId}/lines/{lineId}'].patch.operationId, 'crmUpdateQuoteLine');
   t.ok(doc.paths['/api/crm/quotes/{id}'].patch.responses['422'], 'transitions document 422');

@@ -35,7 +35,13 @@ t.test('line and quote totals: round half-up per line, sums of rounded lines', a
 
   const big = await line(q.id, { quantity: '123456.789', unitPrice: '98765.43', discount: '0.0001', taxRate: '0' });
   t.equal(big.netAmount, '12192043525.72', 'exact: 12192043525.719069573 rounded');
-  expectProblem(t, await api('POST', `/api/crm/quotes/${q.id}/lines`, { description: 'x', quantity: '999999999.999', unitPrice: '9999999999.99' }), 400, 'VALIDATION_FAILED', 'a net amount beyond its column');
+  expectProblem(
+    t,
+    await api('POST', `/api/crm/quotes/${q.id}/lines`, { description: 'x', quantity: '999999999.999', unitPrice: '9999999999.99' }),
+    400,
+    'VALIDATION_FAILED',
+    'a net amount beyond its column',
+  );
   expectStatus(await api('DELETE', `/api/crm/quotes/${q.id}/lines/${big.id}`), 204, 'delete big');
 
   const patched = expectStatus(await api('PATCH', `/api/crm/quotes/${q.id}/lines/${l1.id}`, { quantity: '10' }), 200, 'patch line');
@@ -47,7 +53,11 @@ t.test('line and quote totals: round half-up per line, sums of rounded lines', a
   expectProblem(t, await api('PATCH', `/api/crm/quotes/${q.id}/lines/${l1.id}`, { discount: '1.5' }), 400, 'VALIDATION_FAILED', 'discount at most 1');
   expectProblem(t, await api('PATCH', `/api/crm/quotes/${q.id}/lines/${l1.id}`, { quantity: 2 }), 400, 'VALIDATION_FAILED', 'quantity as a number');
 
-  const put = expectStatus(await api('PUT', `/api/crm/quotes/${q.id}/lines/${l2.id}`, { position: 2, sku: null, description: 'Replaced', quantity: '2', unitPrice: '10.00', discount: '0', taxRate: '0.19' }), 200, 'put line');
+  const put = expectStatus(
+    await api('PUT', `/api/crm/quotes/${q.id}/lines/${l2.id}`, { position: 2, sku: null, description: 'Replaced', quantity: '2', unitPrice: '10.00', discount: '0', taxRate: '0.19' }),
+    200,
+    'put line',
+  );
   t.match(put, { netAmount: '20.00', taxAmount: '3.80', lineTotal: '23.80' });
   expectStatus(await api('DELETE', `/api/crm/quotes/${q.id}/lines/${l3.id}`), 204, 'delete line');
   read = expectStatus(await api('GET', `/api/crm/quotes/${q.id}`), 200, 'read');

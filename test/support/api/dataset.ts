@@ -30,7 +30,10 @@ function dependencies(api: Api, op: ApiOperation): string[] {
   const walk = (schema: Schema, name: string) => {
     const s = api.resolve(schema);
     if (s.anyOf) return s.anyOf.forEach((x: Schema) => walk(x, name));
-    if (s.format === 'uuid') { const t = api.refTarget(op.entity, name); if (t) out.add(t); }
+    if (s.format === 'uuid') {
+      const t = api.refTarget(op.entity, name);
+      if (t) out.add(t);
+    }
     for (const [k, v] of Object.entries(s.properties ?? {})) walk(v as Schema, k);
   };
   if (op.body) walk(op.body, '');
@@ -60,21 +63,25 @@ const versionOf = (res: { headers: Record<string, unknown> }) => Number(String(r
 export async function buildDataset(app: FastifyInstance, api: Api, o: { token: string; company?: string; marker: string; seed: number; copies?: number }): Promise<Dataset> {
   const rows: DataRow[] = [];
   const first = (entity: string) => rows.find((r) => r.entity === entity);
-  const nth = (entity: string, i: number) => { const all = rows.filter((r) => r.entity === entity); return all[i % all.length] as DataRow | undefined; };
+  const nth = (entity: string, i: number) => {
+    const all = rows.filter((r) => r.entity === entity);
+    return all[i % all.length] as DataRow | undefined;
+  };
   const counter = { n: 0 };
   const headers = { authorization: `Bearer ${o.token}`, ...(o.company ? { 'x-company-id': o.company } : {}) };
   const order = creationOrder(api);
-  for (let copy = 0; copy < (o.copies ?? 1); copy++) for (const op of order) {
-    const entity = op.entity!;
-    // texts of company rows and of tenant rows carry markers of their own: another company of the tenant may see the latter
-    const marker = `${o.marker}${api.model(entity)?.scope === 'company' ? 'c' : 't'}`;
-    const body = (op.body ? exampleOf(api, op.body, { marker, seed: o.seed, entity, counter, ref: (target) => (target ? nth(target, copy)?.id : undefined) }) : {}) as Record<string, unknown>;
-    const params = Object.fromEntries(op.pathParams.map((p) => [p, nth(op.addresses[p], copy)?.id ?? '']));
-    const res = await app.inject({ method: 'POST', url: fillPath(op.path, params), headers, payload: body } as InjectOptions);
-    if (res.statusCode !== 201) throw new Error(`dataset: ${op.id} ${JSON.stringify(body)} -> ${res.statusCode} ${res.body}`);
-    const created = res.json() as Record<string, unknown>;
-    rows.push({ entity, id: String(created.id), version: versionOf(res), body, pathValues: readPath(api, entity, String(created.id), { ...created, ...params }) });
-  }
+  for (let copy = 0; copy < (o.copies ?? 1); copy++)
+    for (const op of order) {
+      const entity = op.entity!;
+      // texts of company rows and of tenant rows carry markers of their own: another company of the tenant may see the latter
+      const marker = `${o.marker}${api.model(entity)?.scope === 'company' ? 'c' : 't'}`;
+      const body = (op.body ? exampleOf(api, op.body, { marker, seed: o.seed, entity, counter, ref: (target) => (target ? nth(target, copy)?.id : undefined) }) : {}) as Record<string, unknown>;
+      const params = Object.fromEntries(op.pathParams.map((p) => [p, nth(op.addresses[p], copy)?.id ?? '']));
+      const res = await app.inject({ method: 'POST', url: fillPath(op.path, params), headers, payload: body } as InjectOptions);
+      if (res.statusCode !== 201) throw new Error(`dataset: ${op.id} ${JSON.stringify(body)} -> ${res.statusCode} ${res.body}`);
+      const created = res.json() as Record<string, unknown>;
+      rows.push({ entity, id: String(created.id), version: versionOf(res), body, pathValues: readPath(api, entity, String(created.id), { ...created, ...params }) });
+    }
   // rows only the API writes (an audit trail of the writes above): read them from their list
   for (const op of api.ops.filter((x) => x.kind === 'list' && !x.pathParams.length && x.entity && !api.creator(x.entity) && api.reader(x.entity))) {
     const res = await app.inject({ method: 'GET', url: `${op.path}?size=1000`, headers });

@@ -7,13 +7,24 @@ import type { Kernel } from '../../../core/kernel.ts';
 import type { EntityModel } from '../../../core/model/entity-model.ts';
 
 export type Schema = Record<string, any>;
-export interface Parameter { name: string; in: 'query' | 'header' | 'path'; schema: Schema; description?: string; required?: boolean }
+export interface Parameter {
+  name: string;
+  in: 'query' | 'header' | 'path';
+  schema: Schema;
+  description?: string;
+  required?: boolean;
+}
 export interface DocOperation {
-  operationId: string; summary?: string; parameters?: Parameter[];
+  operationId: string;
+  summary?: string;
+  parameters?: Parameter[];
   requestBody?: { content: Record<string, { schema: Schema }> };
   security?: Array<Record<string, unknown>>;
 }
-export interface Doc { paths: Record<string, Record<string, DocOperation>>; components: { schemas: Record<string, Schema> } }
+export interface Doc {
+  paths: Record<string, Record<string, DocOperation>>;
+  components: { schemas: Record<string, Schema> };
+}
 
 export type Kind = 'list' | 'read' | 'create' | 'replace' | 'update' | 'delete' | 'custom' | 'kernel';
 
@@ -60,11 +71,21 @@ export interface Api {
 
 const toDoc = (p: string) => p.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 const CRUD: Array<[Kind, string, 'collection' | 'item', string]> = [
-  ['list', 'GET', 'collection', 'read'], ['create', 'POST', 'collection', 'create'], ['read', 'GET', 'item', 'read'],
-  ['replace', 'PUT', 'item', 'update'], ['update', 'PATCH', 'item', 'update'], ['delete', 'DELETE', 'item', 'delete'],
+  ['list', 'GET', 'collection', 'read'],
+  ['create', 'POST', 'collection', 'create'],
+  ['read', 'GET', 'item', 'read'],
+  ['replace', 'PUT', 'item', 'update'],
+  ['update', 'PATCH', 'item', 'update'],
+  ['delete', 'DELETE', 'item', 'delete'],
 ];
 
-interface Known { kind: Kind; entity?: string; admin: boolean; can?: { action: string; subject: string }; idParam?: string }
+interface Known {
+  kind: Kind;
+  entity?: string;
+  admin: boolean;
+  can?: { action: string; subject: string };
+  idParam?: string;
+}
 
 /** METHOD path → what the manifests declare for it. */
 function manifestRoutes(kernel: Kernel): Map<string, Known> {
@@ -95,7 +116,10 @@ function describeApi(doc: Doc, kernel: Kernel): Api {
     const f = entity ? model(entity)?.byName.get(name) : undefined;
     if (f?.type === 'ref') return f.entity;
     // a name no field of the entity has: any entity's ref field of that name, else the name itself (companyIds → Company)
-    for (const m of kernel.models.values()) { const g = m.byName.get(name); if (g?.type === 'ref') return g.entity; }
+    for (const m of kernel.models.values()) {
+      const g = m.byName.get(name);
+      if (g?.type === 'ref') return g.entity;
+    }
     const base = /^(.+?)Ids?$/.exec(name)?.[1];
     const guess = base && base[0].toUpperCase() + base.slice(1);
     return guess && model(guess) ? guess : undefined;
@@ -117,7 +141,12 @@ function describeApi(doc: Doc, kernel: Kernel): Api {
       }
       const body = op.requestBody?.content['application/json']?.schema;
       ops.push({
-        id: op.operationId, method, path, doc: op, params: op.parameters ?? [], pathParams,
+        id: op.operationId,
+        method,
+        path,
+        doc: op,
+        params: op.parameters ?? [],
+        pathParams,
         ...(body ? { body: resolve(body) } : {}),
         auth: !secured ? 'public' : platform ? 'platform' : 'user',
         admin: k ? k.admin : platform,
@@ -132,11 +161,17 @@ function describeApi(doc: Doc, kernel: Kernel): Api {
     }
   }
   return {
-    doc, ops, kernel, resolve, model, refTarget,
+    doc,
+    ops,
+    kernel,
+    resolve,
+    model,
+    refTarget,
     codes: kernel.permissions.all(),
     codesGranting: (action, subject) => kernel.permissions.codesGranting(action, subject),
-    creator: (entity) => ops.find((o) => o.kind === 'create' && o.entity === entity)
-      ?? ops.find((o) => o.kind === 'custom' && o.method === 'POST' && o.can?.action === 'create' && o.can.subject === entity && !o.pathParams.length),
+    creator: (entity) =>
+      ops.find((o) => o.kind === 'create' && o.entity === entity) ??
+      ops.find((o) => o.kind === 'custom' && o.method === 'POST' && o.can?.action === 'create' && o.can.subject === entity && !o.pathParams.length),
     reader: (entity) => ops.find((o) => o.kind === 'read' && o.entity === entity),
   };
 }
@@ -147,4 +182,7 @@ export async function loadApi(app: { inject: (o: { method: 'GET'; url: string })
 
 /** The path with its parameters filled in (values as given: encode junk before). */
 export const fillPath = (path: string, values: Record<string, string>) =>
-  path.replace(/\{([^}]+)\}/g, (_, n: string) => { if (values[n] === undefined) throw new Error(`no value for {${n}} in ${path}`); return values[n]; });
+  path.replace(/\{([^}]+)\}/g, (_, n: string) => {
+    if (values[n] === undefined) throw new Error(`no value for {${n}} in ${path}`);
+    return values[n];
+  });

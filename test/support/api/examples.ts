@@ -42,8 +42,11 @@ export function exampleOf(api: Api, schema: Schema, ctx: ValueContext, name = ''
   if (s.enum) return s.enum[ctx.counter.n++ % s.enum.length];
   const type = Array.isArray(s.type) ? s.type.find((x: string) => x !== 'null') : s.type;
   switch (type) {
-    case 'boolean': return true;
-    case 'integer': case 'number': return Math.min(Math.max(7, s.minimum ?? -Infinity), s.maximum ?? Infinity);
+    case 'boolean':
+      return true;
+    case 'integer':
+    case 'number':
+      return Math.min(Math.max(7, s.minimum ?? -Infinity), s.maximum ?? Infinity);
     case 'string':
       if (s.format === 'uuid') return ctx.ref(api.refTarget(ctx.entity, name), name);
       if (s.format === 'date') return '2025-03-14';
@@ -67,7 +70,8 @@ export function exampleOf(api: Api, schema: Schema, ctx: ValueContext, name = ''
       return out;
     }
     // free JSON: null is valid wherever it is optional, and a role's permission list must name real codes
-    default: return full ? null : {};
+    default:
+      return full ? null : {};
   }
 }
 

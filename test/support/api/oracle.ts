@@ -4,7 +4,11 @@
 // name, a SQLSTATE, a file path or an internal class name.
 import { ERRORS, type ErrorCode } from '../../../core/errors.ts';
 
-export interface Answer { statusCode: number; headers: Record<string, unknown>; body: string }
+export interface Answer {
+  statusCode: number;
+  headers: Record<string, unknown>;
+  body: string;
+}
 
 /** Internals an error body must not show; each match is excused only if the request itself carried it. */
 const INTERNALS: Array<[string, RegExp]> = [
@@ -41,7 +45,11 @@ export function contractBreach(res: Answer, request: string): string | undefined
   if (!String(res.headers['content-type']).startsWith('application/problem+json')) return `error without problem+json (${res.headers['content-type']})`;
   if (request.startsWith('HEAD ')) return undefined; // no body to read
   let body: { code?: string; status?: number };
-  try { body = JSON.parse(res.body); } catch { return 'problem body is not JSON'; }
+  try {
+    body = JSON.parse(res.body);
+  } catch {
+    return 'problem body is not JSON';
+  }
   if (typeof body.code !== 'string' || !(body.code in ERRORS)) return `problem without a known code (${body.code})`;
   if (ERRORS[body.code as ErrorCode][0] !== res.statusCode || body.status !== res.statusCode) return `code ${body.code} does not fit status ${res.statusCode}`;
   const leaks = internalsIn(res.body, request);

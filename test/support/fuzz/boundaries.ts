@@ -44,10 +44,21 @@ function edgesOf(schema: Schema, field: { type?: string; precision?: number; sca
 export async function boundaries(rec: Recorder, ops: ApiOperation[], seed: number): Promise<void> {
   const { api, pool, tokens } = rec.world;
   const first = (entity: string) => pool.get(entity)?.[0];
-  const send = (op: ApiOperation, path: string, query: string, body?: Record<string, unknown>) => rec.send(`${op.id} boundaries`, {
-    fault: 'none', method: op.method, path, query, headers: {}, caller: op.auth === 'platform' ? 'operator' : 'admin',
-    token: op.auth === 'platform' ? tokens.operator : tokens.admin, ...(body ? { body: { text: JSON.stringify(body), type: 'application/json' } } : {}),
-  }, op);
+  const send = (op: ApiOperation, path: string, query: string, body?: Record<string, unknown>) =>
+    rec.send(
+      `${op.id} boundaries`,
+      {
+        fault: 'none',
+        method: op.method,
+        path,
+        query,
+        headers: {},
+        caller: op.auth === 'platform' ? 'operator' : 'admin',
+        token: op.auth === 'platform' ? tokens.operator : tokens.admin,
+        ...(body ? { body: { text: JSON.stringify(body), type: 'application/json' } } : {}),
+      },
+      op,
+    );
   for (const op of ops.filter((o) => o.auth !== 'public' && o.kind !== 'delete')) {
     const row = op.idParam ? first(op.entity!) : undefined;
     const values = Object.fromEntries(op.pathParams.map((p) => [p, row?.pathValues[p] ?? first(op.addresses[p])?.id ?? '']));
@@ -60,7 +71,13 @@ export async function boundaries(rec: Recorder, ops: ApiOperation[], seed: numbe
     const props = Object.entries(api.resolve(op.body).properties ?? {}) as Array<[string, Schema]>;
     for (const [name, schema] of props) {
       for (const edge of edgesOf(schema, op.entity ? api.model(op.entity)?.byName.get(name) : undefined, api.resolve)) {
-        const body = exampleOf(api, op.body, { marker: `bv${(seed >>> 0).toString(36)}`, seed, entity: op.entity, counter: { n: rec.requests }, ref: (target) => (target ? first(target)?.id : undefined) }) as Record<string, unknown>;
+        const body = exampleOf(api, op.body, {
+          marker: `bv${(seed >>> 0).toString(36)}`,
+          seed,
+          entity: op.entity,
+          counter: { n: rec.requests },
+          ref: (target) => (target ? first(target)?.id : undefined),
+        }) as Record<string, unknown>;
         await send(op, path, '', { ...body, [name]: edge });
       }
     }

@@ -11,12 +11,19 @@ import { contractBreach, cut } from '../api/oracle.ts';
 import type { FuzzRequest } from './requests.ts';
 import type { World } from './world.ts';
 
-const decode = (s: string) => { try { return decodeURIComponent(s); } catch { return s; } };
+const decode = (s: string) => {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+};
 
-const show = (req: FuzzRequest, res: LightMyRequestResponse) => `${req.method} ${cut(req.path, 160)}${req.query ? `?${cut(req.query, 300)}` : ''} `
-  + `caller=${req.caller}${req.caller === 'forged' ? `(${cut(req.token ?? '', 60)})` : ''} headers=${cut(JSON.stringify(req.headers), 300)} `
-  + `body=${req.body ? `${JSON.stringify(req.body.type)} ${JSON.stringify(cut(req.body.text, 400))}` : '-'}`
-  + `\n    -> ${res.statusCode} ${res.headers['content-type']} ${cut(res.body, 600)}`;
+const show = (req: FuzzRequest, res: LightMyRequestResponse) =>
+  `${req.method} ${cut(req.path, 160)}${req.query ? `?${cut(req.query, 300)}` : ''} ` +
+  `caller=${req.caller}${req.caller === 'forged' ? `(${cut(req.token ?? '', 60)})` : ''} headers=${cut(JSON.stringify(req.headers), 300)} ` +
+  `body=${req.body ? `${JSON.stringify(req.body.type)} ${JSON.stringify(cut(req.body.text, 400))}` : '-'}` +
+  `\n    -> ${res.statusCode} ${res.headers['content-type']} ${cut(res.body, 600)}`;
 
 export class Recorder {
   requests = 0;
@@ -25,14 +32,23 @@ export class Recorder {
   readonly world: World;
   readonly seed: number;
 
-  constructor(world: World, seed: number) { this.world = world; this.seed = seed; }
+  constructor(world: World, seed: number) {
+    this.world = world;
+    this.seed = seed;
+  }
 
   async send(name: string, req: FuzzRequest, op?: ApiOperation): Promise<LightMyRequestResponse> {
     // a forged caller's "token" is the whole Authorization header
     const headers: Record<string, string> = { ...req.headers, ...(req.token ? { authorization: req.caller === 'forged' ? req.token : `Bearer ${req.token}` } : {}) };
     if (req.body?.type) headers['content-type'] = req.body.type;
     const url = `${req.path}${req.query ? `?${req.query}` : ''}`;
-    const res = await this.world.ctx.app.inject({ method: req.method as 'GET', url, headers, ...(req.remoteAddress ? { remoteAddress: req.remoteAddress } : {}), ...(req.body ? { payload: req.body.text } : {}) });
+    const res = await this.world.ctx.app.inject({
+      method: req.method as 'GET',
+      url,
+      headers,
+      ...(req.remoteAddress ? { remoteAddress: req.remoteAddress } : {}),
+      ...(req.body ? { payload: req.body.text } : {}),
+    });
     this.count(name, res.statusCode);
     if (process.env.FUZZ_LOG) appendFileSync(process.env.FUZZ_LOG, `${name} [${req.fault}] ${show(req, res)}\n`);
     const sent = `${req.method} ${url} ${decode(url)} ${JSON.stringify(headers)} ${req.body?.text ?? ''}`;
@@ -50,7 +66,8 @@ export class Recorder {
     if (req.fault !== 'auth' || op.auth === 'public') return undefined;
     const code = res.statusCode >= 400 ? (res.json() as { code?: string }).code : undefined;
     if ((req.caller === 'none' || req.caller === 'forged') && code !== 'UNAUTHENTICATED') return `a request without a valid token answered ${res.statusCode} ${code ?? ''}, not 401 UNAUTHENTICATED`;
-    if (op.auth === 'platform' && req.caller !== 'none' && req.caller !== 'forged' && code !== 'PLATFORM_ONLY') return `a non-operator on the platform area answered ${res.statusCode} ${code ?? ''}, not 403 PLATFORM_ONLY`;
+    if (op.auth === 'platform' && req.caller !== 'none' && req.caller !== 'forged' && code !== 'PLATFORM_ONLY')
+      return `a non-operator on the platform area answered ${res.statusCode} ${code ?? ''}, not 403 PLATFORM_ONLY`;
     return undefined;
   }
 
@@ -77,7 +94,11 @@ export class Recorder {
       rows.push({ entity: op.entity, id: row.id, version: 1, body: {}, pathValues: readPath(w.api, op.entity, row.id, { ...row, ...params }) });
       w.pool.set(op.entity, rows);
     }
-    if (res.statusCode === 204 && op.kind === 'delete') w.pool.set(op.entity, (w.pool.get(op.entity) ?? []).filter((r) => !req.path.endsWith(r.id)));
+    if (res.statusCode === 204 && op.kind === 'delete')
+      w.pool.set(
+        op.entity,
+        (w.pool.get(op.entity) ?? []).filter((r) => !req.path.endsWith(r.id)),
+      );
   }
 
   /** One more request sent, and its status (0: no answer). */

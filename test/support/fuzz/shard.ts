@@ -24,7 +24,10 @@ function groupsOf(api: Api, shard: number, count: number): Set<string> {
   for (const op of api.ops) sizes.set(op.group, (sizes.get(op.group) ?? 0) + 1);
   const load = Array.from({ length: count }, () => 0);
   const out = Array.from({ length: count }, () => new Set<string>());
-  for (const g of KERNEL) { out[0].add(g); load[0] += 2 * (sizes.get(g) ?? 0); } // logins and provisioning are slow
+  for (const g of KERNEL) {
+    out[0].add(g);
+    load[0] += 2 * (sizes.get(g) ?? 0);
+  } // logins and provisioning are slow
   const modules = [...sizes].filter(([g]) => !KERNEL.has(g)).sort(([g1, a], [g2, b]) => b - a || g1.localeCompare(g2));
   for (const [g, n] of modules) {
     const i = load.indexOf(Math.min(...load));
@@ -54,7 +57,13 @@ export async function runShard(t: Test, shard: number, count: number): Promise<v
   await boundaries(rec, ops, SEED);
   const { arbitrary } = requestsFor(world);
   for (const op of ops) {
-    await fc.check(fc.asyncProperty(arbitrary(op), async (req) => { await rec.send(op.id, req, op); return true; }), { seed: SEED + hash(op.id), numRuns: RUNS });
+    await fc.check(
+      fc.asyncProperty(arbitrary(op), async (req) => {
+        await rec.send(op.id, req, op);
+        return true;
+      }),
+      { seed: SEED + hash(op.id), numRuns: RUNS },
+    );
     t.pass(`${op.id}: ${RUNS} requests, statuses ${rec.statuses(op.id)}`);
   }
 

@@ -44,7 +44,11 @@ export interface World {
   renew(caller: Caller): Promise<void>;
 }
 
-interface PgClient { connect(): Promise<void>; query(sql: string): Promise<unknown>; end(): Promise<void> }
+interface PgClient {
+  connect(): Promise<void>;
+  query(sql: string): Promise<unknown>;
+  end(): Promise<void>;
+}
 // pg ships no types of its own: the little used here, typed by hand
 const pg = createRequire(import.meta.url)('pg') as { Client: new (o: { connectionString: string }) => PgClient };
 
@@ -52,7 +56,11 @@ async function ownDatabase(): Promise<string> {
   const name = `plinth_fuzz_${randomBytes(5).toString('hex')}`;
   const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
   await client.connect();
-  try { await client.query(`create database ${name}`); } finally { await client.end(); }
+  try {
+    await client.query(`create database ${name}`);
+  } finally {
+    await client.end();
+  }
   const url = new URL(TEST_DATABASE_URL);
   url.pathname = `/${name}`;
   return url.href;
@@ -61,7 +69,11 @@ async function ownDatabase(): Promise<string> {
 async function dropDatabase(url: string): Promise<void> {
   const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
   await client.connect();
-  try { await client.query(`drop database if exists ${new URL(url).pathname.slice(1)} with (force)`); } finally { await client.end(); }
+  try {
+    await client.query(`drop database if exists ${new URL(url).pathname.slice(1)} with (force)`);
+  } finally {
+    await client.end();
+  }
 }
 
 export async function buildWorld(t: Test, o: { operator: boolean; seed: number }): Promise<World> {
@@ -80,8 +92,7 @@ export async function buildWorld(t: Test, o: { operator: boolean; seed: number }
   const second = await ctx.company(a, 'C2', [adminId]);
   const foreign = await ctx.company(a, 'C3');
   const admin = (await ctx.login(a.id, a.adminEmail, PASSWORD)).json().accessToken as string; // now lists C2 too
-  const readOnly = [...ctx.kernel.permissions.codes.values()]
-    .filter((p) => p.grants.every((g) => [g.action].flat().every((x) => x === 'read'))).map((p) => p.code);
+  const readOnly = [...ctx.kernel.permissions.codes.values()].filter((p) => p.grants.every((g) => [g.action].flat().every((x) => x === 'read'))).map((p) => p.code);
   const viewer = await ctx.user(a, { codes: readOnly });
   const bare = await ctx.as(admin, { method: 'POST', url: '/api/users', payload: { email: `${uniqueId('bare')}@${a.id}.test`, name: 'No role', password: PASSWORD, primaryCompanyId: a.companyId } });
   const noRole = (await ctx.login(a.id, bare.json().email, PASSWORD)).json().accessToken as string;
@@ -90,7 +101,7 @@ export async function buildWorld(t: Test, o: { operator: boolean; seed: number }
   let operatorEmail = '';
   const tenantIds: string[] = [];
   if (o.operator) {
-    const email = operatorEmail = `${uniqueId('operator')}@platform.test`;
+    const email = (operatorEmail = `${uniqueId('operator')}@platform.test`);
     await provisionTenant(ctx.kernel, { id: PLATFORM_TENANT, name: 'Platform operators', company: { code: 'PLATFORM', name: 'Platform' }, admin: { email, name: 'Operator', password: PASSWORD } });
     operator = (await ctx.login(PLATFORM_TENANT, email, PASSWORD)).json().accessToken;
     tenantIds.push((await ctx.tenant()).id, (await ctx.tenant()).id);
@@ -111,11 +122,26 @@ export async function buildWorld(t: Test, o: { operator: boolean; seed: number }
   const refreshTokens: string[] = [];
   for (let i = 0; i < 3; i++) refreshTokens.push((await ctx.login(a.id, a.adminEmail, PASSWORD)).json().refreshToken);
   const accounts: Partial<Record<Caller, [string, string]>> = {
-    admin: [a.id, a.adminEmail], viewer: [a.id, viewer.email], noRole: [a.id, bare.json().email], otherTenant: [b.id, b.adminEmail], operator: [PLATFORM_TENANT, operatorEmail],
+    admin: [a.id, a.adminEmail],
+    viewer: [a.id, viewer.email],
+    noRole: [a.id, bare.json().email],
+    otherTenant: [b.id, b.adminEmail],
+    operator: [PLATFORM_TENANT, operatorEmail],
   };
   const tokens: World['tokens'] = { admin, viewer: viewer.token, noRole, none: undefined, otherTenant: b.adminToken, operator };
   return {
-    ctx, api, a, b, second, foreign, pool, elsewhere, tenantIds, refreshTokens, tokens, markers: { a: mine.marker, b: theirs[1].marker },
+    ctx,
+    api,
+    a,
+    b,
+    second,
+    foreign,
+    pool,
+    elsewhere,
+    tenantIds,
+    refreshTokens,
+    tokens,
+    markers: { a: mine.marker, b: theirs[1].marker },
     async renew(caller) {
       const account = accounts[caller];
       if (!account || caller === 'none' || caller === 'forged') return;
@@ -125,9 +151,20 @@ export async function buildWorld(t: Test, o: { operator: boolean; seed: number }
     },
     forged: [
       ...Object.values(forgedTokens(admin, b.adminToken, viewer.token)).map((tok) => `Bearer ${tok}`),
-      `Basic ${Buffer.from(`${a.adminEmail}:${PASSWORD}`).toString('base64')}`, `Token ${admin}`, admin, 'Bearer', `Bearer ${admin}x`,
-      `Bearer ${admin}.x`, `Bearer ${admin}, Bearer ${admin}`, `Bearer ${admin.split('.').slice(0, 2).join('.')}.`, `Bearer ${'A'.repeat(9000)}.e30.x`,
+      `Basic ${Buffer.from(`${a.adminEmail}:${PASSWORD}`).toString('base64')}`,
+      `Token ${admin}`,
+      admin,
+      'Bearer',
+      `Bearer ${admin}x`,
+      `Bearer ${admin}.x`,
+      `Bearer ${admin}, Bearer ${admin}`,
+      `Bearer ${admin.split('.').slice(0, 2).join('.')}.`,
+      `Bearer ${'A'.repeat(9000)}.e30.x`,
     ],
-    credentials: [{ tenant: a.id, email: a.adminEmail, password: PASSWORD }, { tenant: a.id, email: viewer.email, password: PASSWORD }, { tenant: b.id, email: b.adminEmail, password: PASSWORD }],
+    credentials: [
+      { tenant: a.id, email: a.adminEmail, password: PASSWORD },
+      { tenant: a.id, email: viewer.email, password: PASSWORD },
+      { tenant: b.id, email: b.adminEmail, password: PASSWORD },
+    ],
   };
 }

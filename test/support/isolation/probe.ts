@@ -33,12 +33,26 @@ function uuidv7(rand: () => number): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 
-export interface Answer { status: number; code?: string; body: string }
-export interface Probe { victim: Answer; unknown: Answer; expected: Expectation; problems: string[]; request: string }
+export interface Answer {
+  status: number;
+  code?: string;
+  body: string;
+}
+export interface Probe {
+  victim: Answer;
+  unknown: Answer;
+  expected: Expectation;
+  problems: string[];
+  request: string;
+}
 
 const answer = (res: LightMyRequestResponse): Answer => {
   let code: string | undefined;
-  try { code = res.statusCode >= 400 ? res.json().code : undefined; } catch { /* not JSON: the contract check says so */ }
+  try {
+    code = res.statusCode >= 400 ? res.json().code : undefined;
+  } catch {
+    /* not JSON: the contract check says so */
+  }
   return { status: res.statusCode, code, body: res.body };
 };
 
@@ -47,45 +61,66 @@ function normalised(body: string, values: string[]): string {
   let text = body;
   try {
     const json = JSON.parse(body);
-    if (json && typeof json === 'object') { delete json.requestId; delete json.instance; }
+    if (json && typeof json === 'object') {
+      delete json.requestId;
+      delete json.instance;
+    }
     text = JSON.stringify(json);
-  } catch { /* compared as it is */ }
-  values.forEach((v, i) => { text = text.split(v).join(`<${i}>`); });
+  } catch {
+    /* compared as it is */
+  }
+  values.forEach((v, i) => {
+    text = text.split(v).join(`<${i}>`);
+  });
   return text;
 }
 
 export async function probe(app: FastifyInstance, s: Scene, op: ApiOperation, v: Variant, rand: () => number): Promise<Probe> {
   // [victim's value, unknown twin]: the only differences between the two requests
   const pairs: Array<[string, string]> = [];
-  const pair = (victim: string, twin: () => string) => { if (!pairs.some(([x]) => x === victim)) pairs.push([victim, twin()]); return victim; };
+  const pair = (victim: string, twin: () => string) => {
+    if (!pairs.some(([x]) => x === victim)) pairs.push([victim, twin()]);
+    return victim;
+  };
   const unknownId = () => uuidv7(rand);
   const hex = (n: number) => Array.from({ length: n }, () => Math.floor(rand() * 16).toString(16)).join('');
 
   const rows = v.ownPath ? v.mirror(s) : s.victim;
   const row = op.idParam ? rows.first(op.entity!) : undefined;
-  const path = fillPath(op.path, Object.fromEntries(op.pathParams.map((p) => {
-    const entity = op.addresses[p];
-    if (v.ownPath) return [p, row?.pathValues[p] ?? rows.first(entity)?.id ?? ''];
-    const value = entity === 'Tenant' ? pair(s.V.id, () => `t-${hex(10)}`) : pair(row?.pathValues[p] ?? s.victim.first(entity)?.id ?? s.V.companyId, unknownId);
-    return [p, value];
-  })));
+  const path = fillPath(
+    op.path,
+    Object.fromEntries(
+      op.pathParams.map((p) => {
+        const entity = op.addresses[p];
+        if (v.ownPath) return [p, row?.pathValues[p] ?? rows.first(entity)?.id ?? ''];
+        const value = entity === 'Tenant' ? pair(s.V.id, () => `t-${hex(10)}`) : pair(row?.pathValues[p] ?? s.victim.first(entity)?.id ?? s.V.companyId, unknownId);
+        return [p, value];
+      }),
+    ),
+  );
 
-  const query = op.method === 'GET' ? op.params.filter((p) => p.in === 'query').flatMap((p) => {
-    const target = p.schema.format === 'uuid' ? s.api.refTarget(op.entity, p.name) : undefined;
-    const id = target && s.victim.first(target)?.id;
-    if (id) return [`${p.name}=${pair(id, unknownId)}`];
-    const scope = s.api.model(op.entity ?? '')?.scope === 'company' ? 'c' : 't';
-    if (p.name === 'search') return [`search=${pair(`${s.victim.marker}${scope}`, () => `zq${hex(s.victim.marker.length - 1)}`)}`];
-    // a text filter with the victim's own value of that field (an audit record's entityId, a company's code)
-    const field = s.api.model(op.entity ?? '')?.byName.get(p.name);
-    const own = s.victim.first(op.entity ?? '')?.body[p.name];
-    // (distinctive values a URL carries as they are, so the twin swaps them by plain replacement, and nothing else)
-    const distinctive = typeof own === 'string' && /^[\w.-]+$/.test(own) && (/^[0-9a-f-]{36}$/.test(own) || own.includes(s.victim.marker));
-    if ((field?.type === 'string' || field?.type === 'text') && distinctive) {
-      return [`${p.name}=${pair(own, () => (/^[0-9a-f-]{36}$/.test(own) ? unknownId() : `zq${hex(own.length - 2)}`))}`];
-    }
-    return [];
-  }).join('&') : '';
+  const query =
+    op.method === 'GET'
+      ? op.params
+          .filter((p) => p.in === 'query')
+          .flatMap((p) => {
+            const target = p.schema.format === 'uuid' ? s.api.refTarget(op.entity, p.name) : undefined;
+            const id = target && s.victim.first(target)?.id;
+            if (id) return [`${p.name}=${pair(id, unknownId)}`];
+            const scope = s.api.model(op.entity ?? '')?.scope === 'company' ? 'c' : 't';
+            if (p.name === 'search') return [`search=${pair(`${s.victim.marker}${scope}`, () => `zq${hex(s.victim.marker.length - 1)}`)}`];
+            // a text filter with the victim's own value of that field (an audit record's entityId, a company's code)
+            const field = s.api.model(op.entity ?? '')?.byName.get(p.name);
+            const own = s.victim.first(op.entity ?? '')?.body[p.name];
+            // (distinctive values a URL carries as they are, so the twin swaps them by plain replacement, and nothing else)
+            const distinctive = typeof own === 'string' && /^[\w.-]+$/.test(own) && (/^[0-9a-f-]{36}$/.test(own) || own.includes(s.victim.marker));
+            if ((field?.type === 'string' || field?.type === 'text') && distinctive) {
+              return [`${p.name}=${pair(own, () => (/^[0-9a-f-]{36}$/.test(own) ? unknownId() : `zq${hex(own.length - 2)}`))}`];
+            }
+            return [];
+          })
+          .join('&')
+      : '';
 
   let victimRefs = false;
   let body: string | undefined;
@@ -94,7 +129,10 @@ export async function probe(app: FastifyInstance, s: Scene, op: ApiOperation, v:
     // texts of its own in each twin: a unique value taken by the first is no reason for the second to fail
     const marker = pair(`fresh${hex(6)}`, () => `fresh${hex(6)}`);
     const value = exampleOf(s.api, op.body, {
-      marker, seed: Math.floor(rand() * 1e9), entity: op.entity, counter: { n: 0 },
+      marker,
+      seed: Math.floor(rand() * 1e9),
+      entity: op.entity,
+      counter: { n: 0 },
       // where the path names the victim's row, the body names the caller's own rows; else the victim's, where foreign to the caller
       ref: (target) => {
         if (!target) return undefined;
@@ -121,7 +159,10 @@ export async function probe(app: FastifyInstance, s: Scene, op: ApiOperation, v:
   const sent = (u: string, b?: string) => `${u} ${decodeURIComponent(u)} ${JSON.stringify(headers)} ${b ?? ''}`;
 
   const problems: string[] = [];
-  for (const [res, label, u, b] of [[resV, 'victim', url, body], [resU, 'unknown', twin(url), body && twin(body)]] as const) {
+  for (const [res, label, u, b] of [
+    [resV, 'victim', url, body],
+    [resU, 'unknown', twin(url), body && twin(body)],
+  ] as const) {
     const breach = contractBreach(res, sent(u, b));
     if (breach) problems.push(`${label} answer breaks the contract: ${breach}: ${cut(res.body, 300)}`);
   }
@@ -134,8 +175,18 @@ export async function probe(app: FastifyInstance, s: Scene, op: ApiOperation, v:
   if (v.compare && pairs.length) {
     // two creates that both succeed made two rows: only their statuses compare
     const bothWritten = victim.status < 300 && unknown.status < 300 && op.method !== 'GET';
-    const [a, b] = bothWritten ? [String(victim.status), String(unknown.status)]
-      : [normalised(resV.body, pairs.map(([x]) => x)), normalised(resU.body, pairs.map(([, y]) => y))];
+    const [a, b] = bothWritten
+      ? [String(victim.status), String(unknown.status)]
+      : [
+          normalised(
+            resV.body,
+            pairs.map(([x]) => x),
+          ),
+          normalised(
+            resU.body,
+            pairs.map(([, y]) => y),
+          ),
+        ];
     if (victim.status !== unknown.status || a !== b) problems.push(`the victim's row answers differently from an unknown one: ${victim.status} ${cut(a, 300)} vs ${unknown.status} ${cut(b, 300)}`);
   }
   return { victim, unknown, expected, problems, request };

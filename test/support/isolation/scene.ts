@@ -80,7 +80,17 @@ export async function buildScene(t: Test, seed: number): Promise<Scene> {
   // every row must still read back as its owner sees it: a precondition of what follows
   for (const row of victim.rows) if ((await as(V.adminToken, 'GET', readUrl(api, row))).statusCode !== 200) throw new Error(`victim row ${row.entity} unreadable`);
   return {
-    ctx, api, V, X, companyB, victim, mirrorB, mirrorX, vAdminId, victimRefreshToken, needles,
+    ctx,
+    api,
+    V,
+    X,
+    companyB,
+    victim,
+    mirrorB,
+    mirrorX,
+    vAdminId,
+    victimRefreshToken,
+    needles,
     victimUser: { id: victimUser.id, email: String(victimUser.body.email), password: String(victimUser.body.password) },
     tokens: { vAdmin: V.adminToken, bAdmin, xAdmin: X.adminToken, noRole, allCodes },
     lacking: (action, subject) => lackingTokens.get(api.codesGranting(action, subject).sort().join(' '))!,

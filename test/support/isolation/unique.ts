@@ -8,7 +8,12 @@ import { exampleOf } from '../api/examples.ts';
 import type { Scene } from './scene.ts';
 import type { Variant } from './variants.ts';
 
-export interface UniqueProbe { fields: string[]; victim: { status: number; code?: string }; fresh: { status: number; code?: string }; request: string }
+export interface UniqueProbe {
+  fields: string[];
+  victim: { status: number; code?: string };
+  fresh: { status: number; code?: string };
+  request: string;
+}
 
 /** Unique fields of an entity a body can set: single ones and composite keys without references. */
 function uniqueFields(s: Scene, entity: string): string[] {
@@ -28,7 +33,8 @@ export async function uniqueProbe(app: FastifyInstance, s: Scene, op: ApiOperati
   const own = v.mirror(s);
   const body = (marker: string) => exampleOf(s.api, op.body!, { marker, seed, entity, counter: { n: 0 }, ref: (target) => (target ? own.first(target)?.id : undefined) }) as Record<string, unknown>;
   const token = v.token(s, op);
-  const send = (payload: Record<string, unknown>) => app.inject({ method: 'POST', url: op.path, payload, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(v.headers?.(s) ?? {}) } });
+  const send = (payload: Record<string, unknown>) =>
+    app.inject({ method: 'POST', url: op.path, payload, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(v.headers?.(s) ?? {}) } });
   const taken = { ...body(`uq${seed.toString(36)}a`), ...Object.fromEntries(fields.map((f) => [f, victimRow.body[f]])) };
   const [a, b] = [await send(taken), await send(body(`uq${seed.toString(36)}b`))];
   const code = (r: { statusCode: number; json(): { code?: string } }) => (r.statusCode >= 400 ? r.json().code : undefined);

@@ -7,10 +7,7 @@ import type { ApiOperation } from '../api/describe.ts';
 import type { Dataset } from '../api/dataset.ts';
 import type { Scene } from './scene.ts';
 
-export type Expectation =
-  | { kind: 'problem'; status: number; code: string }
-  | { kind: 'refused' }
-  | { kind: 'allowed' };
+export type Expectation = { kind: 'problem'; status: number; code: string } | { kind: 'refused' } | { kind: 'allowed' };
 
 export interface Variant {
   name: string;
@@ -38,65 +35,106 @@ const addressed = (op: ApiOperation) => op.pathParams.length > 0;
 
 /** An intruder with full rights where they stand: their own data is theirs, the victim's is not there. */
 const outsider = (op: ApiOperation, victimRefs: boolean): Expectation =>
-  platform(op) ? problem(403, 'PLATFORM_ONLY')
-    : addressed(op) ? problem(404, 'NOT_FOUND')
-      : victimRefs ? { kind: 'refused' } : { kind: 'allowed' };
+  platform(op) ? problem(403, 'PLATFORM_ONLY') : addressed(op) ? problem(404, 'NOT_FOUND') : victimRefs ? { kind: 'refused' } : { kind: 'allowed' };
 
 /** A user of the victim's own company refused by the route's guards: admin routes first, then the permission. */
 const guarded = (op: ApiOperation, hasRole: boolean): Expectation =>
-  platform(op) ? problem(403, 'PLATFORM_ONLY')
-    : op.admin ? problem(403, hasRole ? 'ADMIN_REQUIRED' : 'ROLE_REQUIRED') : problem(403, 'FORBIDDEN');
+  platform(op) ? problem(403, 'PLATFORM_ONLY') : op.admin ? problem(403, hasRole ? 'ADMIN_REQUIRED' : 'ROLE_REQUIRED') : problem(403, 'FORBIDDEN');
 
 export function variants(scene: Scene): Variant[] {
   const unauthenticated = (name: string, token: string | undefined): Variant => ({
-    name, applies: secured, token: () => token, expect: () => problem(401, 'UNAUTHENTICATED'),
-    mirror: (s) => s.victim, needles: (s) => s.needles.tenant, compare: true,
+    name,
+    applies: secured,
+    token: () => token,
+    expect: () => problem(401, 'UNAUTHENTICATED'),
+    mirror: (s) => s.victim,
+    needles: (s) => s.needles.tenant,
+    compare: true,
   });
   return [
     unauthenticated('no token', undefined),
     ...Object.entries(scene.forged).map(([name, token]) => unauthenticated(`forged token: ${name}`, token)),
     {
-      name: 'another tenant\'s administrator (every code)', applies: secured, token: (s) => s.tokens.xAdmin,
-      expect: outsider, foreign: () => true, mirror: (s) => s.mirrorX, needles: (s) => s.needles.tenant, compare: true,
+      name: "another tenant's administrator (every code)",
+      applies: secured,
+      token: (s) => s.tokens.xAdmin,
+      expect: outsider,
+      foreign: () => true,
+      mirror: (s) => s.mirrorX,
+      needles: (s) => s.needles.tenant,
+      compare: true,
     },
     {
-      name: 'an administrator of company B naming company A (X-Company-Id)', applies: secured, token: (s) => s.tokens.bAdmin,
+      name: 'an administrator of company B naming company A (X-Company-Id)',
+      applies: secured,
+      token: (s) => s.tokens.bAdmin,
       headers: (s) => ({ 'x-company-id': s.V.companyId }),
       expect: (op) => (platform(op) ? problem(403, 'PLATFORM_ONLY') : problem(403, 'COMPANY_FORBIDDEN')),
-      mirror: (s) => s.mirrorB, needles: (s) => s.needles.company, compare: true,
+      mirror: (s) => s.mirrorB,
+      needles: (s) => s.needles.company,
+      compare: true,
     },
     {
       // company data only: tenant-wide rows (users, roles, companies) are every company's to see
-      name: 'an administrator of company B in their own company', applies: (op) => op.company && !platform(op), token: (s) => s.tokens.bAdmin,
-      expect: outsider, foreign: (s, entity) => s.api.model(entity)?.scope === 'company', mirror: (s) => s.mirrorB, needles: (s) => s.needles.company, compare: true,
+      name: 'an administrator of company B in their own company',
+      applies: (op) => op.company && !platform(op),
+      token: (s) => s.tokens.bAdmin,
+      expect: outsider,
+      foreign: (s, entity) => s.api.model(entity)?.scope === 'company',
+      mirror: (s) => s.mirrorB,
+      needles: (s) => s.needles.company,
+      compare: true,
     },
     // their own row, with references to the victim's rows in the body: as unknown as ids that never existed
     {
-      name: 'another tenant\'s administrator, on their own row, naming the victim\'s rows', ownPath: true,
-      applies: (op) => op.pathParams.length > 0 && op.body !== undefined && !platform(op), token: (s) => s.tokens.xAdmin,
+      name: "another tenant's administrator, on their own row, naming the victim's rows",
+      ownPath: true,
+      applies: (op) => op.pathParams.length > 0 && op.body !== undefined && !platform(op),
+      token: (s) => s.tokens.xAdmin,
       expect: (_op, victimRefs) => (victimRefs ? { kind: 'refused' } : { kind: 'allowed' }),
-      foreign: () => true, mirror: (s) => s.mirrorX, needles: (s) => s.needles.tenant, compare: true,
+      foreign: () => true,
+      mirror: (s) => s.mirrorX,
+      needles: (s) => s.needles.tenant,
+      compare: true,
     },
     {
-      name: 'an administrator of company B, on their own row, naming company A\'s rows', ownPath: true,
-      applies: (op) => op.pathParams.length > 0 && op.body !== undefined && !platform(op), token: (s) => s.tokens.bAdmin,
+      name: "an administrator of company B, on their own row, naming company A's rows",
+      ownPath: true,
+      applies: (op) => op.pathParams.length > 0 && op.body !== undefined && !platform(op),
+      token: (s) => s.tokens.bAdmin,
       expect: (_op, victimRefs) => (victimRefs ? { kind: 'refused' } : { kind: 'allowed' }),
-      foreign: (s, entity) => s.api.model(entity)?.scope === 'company', mirror: (s) => s.mirrorB, needles: (s) => s.needles.company, compare: true,
+      foreign: (s, entity) => s.api.model(entity)?.scope === 'company',
+      mirror: (s) => s.mirrorB,
+      needles: (s) => s.needles.company,
+      compare: true,
     },
     {
-      name: 'a user of company A missing the route\'s codes', applies: (op) => op.can !== undefined, token: (s, op) => s.lacking(op.can!.action, op.can!.subject),
-      expect: (op) => guarded(op, true), mirror: (s) => s.victim, needles: () => [], compare: true,
+      name: "a user of company A missing the route's codes",
+      applies: (op) => op.can !== undefined,
+      token: (s, op) => s.lacking(op.can!.action, op.can!.subject),
+      expect: (op) => guarded(op, true),
+      mirror: (s) => s.victim,
+      needles: () => [],
+      compare: true,
     },
     {
-      name: 'a user of company A with no role', applies: (op) => op.can !== undefined || op.admin, token: (s) => s.tokens.noRole,
-      expect: (op) => guarded(op, false), mirror: (s) => s.victim, needles: () => [], compare: true,
+      name: 'a user of company A with no role',
+      applies: (op) => op.can !== undefined || op.admin,
+      token: (s) => s.tokens.noRole,
+      expect: (op) => guarded(op, false),
+      mirror: (s) => s.victim,
+      needles: () => [],
+      compare: true,
     },
     {
       // a user manager may not take over or lock out an administrator (OWASP API5); the victim's user is one
       name: 'every code but no admin role, against an administrator',
       applies: (op) => op.method !== 'GET' && !platform(op) && Object.values(op.addresses).includes('User'),
-      token: (s) => s.tokens.allCodes, expect: (op) => problem(403, op.admin ? 'ADMIN_REQUIRED' : 'FORBIDDEN'),
-      mirror: (s) => s.victim, needles: () => [], compare: false,
+      token: (s) => s.tokens.allCodes,
+      expect: (op) => problem(403, op.admin ? 'ADMIN_REQUIRED' : 'FORBIDDEN'),
+      mirror: (s) => s.victim,
+      needles: () => [],
+      compare: false,
     },
   ];
 }
