@@ -11,11 +11,11 @@ import type { SecretBox } from '../secrets.ts';
 import { accessFilter, type Ability } from '../access/abilities.ts';
 import type { CallerValues } from '../access/permission-catalog.ts';
 import { httpError, type FieldError } from '../errors.ts';
-import { SqlReader } from './sql-reader.ts';
+import { SqlReader, type ListQuery } from './sql-reader.ts';
 import { mergeTranslations, rowMapper, storedValue, type Dto, type ReadOptions, type Row } from './row-mapper.ts';
 import { decimalBoundErrors } from './body-checks.ts';
 import type { Translations } from '../i18n.ts';
-import { formatRounded } from './decimal.ts';
+import { formatRounded } from '../decimal.ts';
 import { comparable, computeFormulas, diff, fitting, parseSum, type Changes } from './derived.ts';
 import { Params, q, run } from '../data/sql.ts';
 import { and, compileCondition, compileScope, matching, type Condition, type Fragment } from '../data/scope.ts';
@@ -109,13 +109,7 @@ export interface WriteOptions {
 }
 export type { Changes };
 
-export interface ListQuery {
-  page?: number;
-  size?: number;
-  sort?: string;
-  search?: string;
-  [filter: string]: unknown;
-}
+export type { ListQuery };
 export interface Page {
   items: Dto[];
   page: number;

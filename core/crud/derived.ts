@@ -2,7 +2,7 @@
 // their column, and the changed fields an audit record and a state lock look at.
 import type { EntityModel, FieldModel } from '../model/entity-model.ts';
 import { httpError } from '../errors.ts';
-import { formatRounded, type Rational } from './decimal.ts';
+import { formatRounded, type Rational } from '../decimal.ts';
 import type { Row } from './row-mapper.ts';
 
 export type Changes = Record<string, { before: unknown; after: unknown }>;

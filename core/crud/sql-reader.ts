@@ -3,13 +3,20 @@
 // entities, no identity map, no unit of work: reads are the hot path, and the
 // ORM's hydration cost several times the query itself (see bench/).
 import type { EntityManager } from '@mikro-orm/core';
-import type { EntityModel } from '../model/entity-model.ts';
+import { isRangeType, type EntityModel } from '../model/entity-model.ts';
 import { httpError } from '../errors.ts';
-import { isRangeType } from '../http/entity-schemas.ts';
+
 import { q, run, type Params, type Row } from '../data/sql.ts';
 import { columnOf, type Fragment } from '../data/scope.ts';
 import { tableOf } from '../data/table.ts';
-import type { ListQuery } from './crud-service.ts';
+
+export interface ListQuery {
+  page?: number;
+  size?: number;
+  sort?: string;
+  search?: string;
+  [filter: string]: unknown;
+}
 
 export class SqlReader {
   readonly model: EntityModel;

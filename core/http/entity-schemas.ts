@@ -2,7 +2,7 @@
 // create / replace / patch bodies and the list query. Named by $id so OpenAPI
 // components read "CatalogProduct", "CatalogProductCreate", ...
 import { Type, type TSchema } from 'typebox';
-import { pascal, type EntityModel, type FieldModel } from '../model/entity-model.ts';
+import { isRangeType, pascal, type EntityModel, type FieldModel } from '../model/entity-model.ts';
 import { DECIMAL_DEFAULT } from '../model/entity-builder.ts';
 
 const INT4 = { minimum: -2147483648, maximum: 2147483647 };
@@ -140,7 +140,6 @@ export const TRANSLATIONS_PARAM = Type.String({
   description: 'true: add every language of translatable fields; or a comma list of languages',
 });
 
-const RANGE_TYPES = new Set(['integer', 'decimal', 'date', 'datetime']);
 // Query text goes to PostgreSQL as a parameter, and text cannot hold U+0000: without
 // this a NUL would surface as a database error (500) instead of a 400.
 const NO_NUL = '^[^\\u0000]*$';
@@ -160,7 +159,7 @@ export function listQuerySchema(model: EntityModel): TSchema {
         ? Type.String({ pattern: NO_NUL })
         : inputValueSchema({ ...f, minimum: undefined, maximum: undefined, pattern: f.type === 'string' || f.type === 'text' ? NO_NUL : undefined, minLength: undefined });
     props[f.name] = Type.Optional(value);
-    if (RANGE_TYPES.has(f.type)) {
+    if (isRangeType(f.type)) {
       props[`${f.name}From`] = Type.Optional(value);
       props[`${f.name}To`] = Type.Optional(value);
     }
@@ -168,5 +167,3 @@ export function listQuerySchema(model: EntityModel): TSchema {
   if (model.translatable.length) props.translations = Type.Optional(TRANSLATIONS_PARAM);
   return Type.Object(props, { additionalProperties: false });
 }
-
-export const isRangeType = (type: string) => RANGE_TYPES.has(type);

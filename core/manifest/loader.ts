@@ -7,8 +7,8 @@ import { Ajv, type ErrorObject } from 'ajv';
 import { ManifestSchema, type Manifest, type ManifestEntity } from './schema.ts';
 import { ManifestError } from './errors.ts';
 import { checkFieldDefault, checkFieldRules, escapePointer, MAX_IDENTIFIER } from './field-rules.ts';
-import { snake, tableName } from '../model/entity-model.ts';
-import { Formula } from '../crud/decimal.ts';
+import { snake, tableName } from './names.ts';
+import { Formula } from '../decimal.ts';
 import { conditionFaults, KERNEL_FIELDS } from './conditions.ts';
 
 export interface LoadedManifest {

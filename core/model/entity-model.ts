@@ -3,7 +3,8 @@
 // Everything downstream (CRUD, OpenAPI, abilities) reads from here.
 import type { EntitySchema } from '@mikro-orm/core';
 import type { Manifest, ManifestEntity, ManifestField, Transitions } from '../manifest/schema.ts';
-import { Formula } from '../crud/decimal.ts';
+import { snake, tableName } from '../manifest/names.ts';
+import { Formula } from '../decimal.ts';
 
 export type Scope = 'tenant' | 'company';
 
@@ -55,6 +56,10 @@ export interface EntityModel {
   fieldRules: boolean;
 }
 
+/** Field types a list filters by range (…From / …To). */
+const RANGE_TYPES = new Set(['integer', 'decimal', 'date', 'datetime']);
+export const isRangeType = (type: string) => RANGE_TYPES.has(type);
+
 export interface Rollup {
   parent: string;
   field: FieldModel;
@@ -63,25 +68,7 @@ export interface Rollup {
   summed: FieldModel;
 }
 
-export const snake = (s: string) => s.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
-/** "crm-extra" → "CrmExtra" (schema ids, operation nouns) */
-export const pascal = (s: string) =>
-  s
-    .split(/[-_]/)
-    .map((p) => p[0].toUpperCase() + p.slice(1))
-    .join('');
-/** "crm-extra" → "crmExtra" (operationId prefixes) */
-export const camel = (s: string) => s.replace(/-./g, (m) => m[1].toUpperCase());
-
-export function plural(word: string): string {
-  if (/[^aeiou]y$/.test(word)) return `${word.slice(0, -1)}ies`;
-  if (/(s|x|z|ch|sh)$/.test(word)) return `${word}es`;
-  return `${word}s`;
-}
-
-export function tableName(module: string, entity: ManifestEntity): string {
-  return entity.table ?? `${snake(module).replace(/-/g, '_')}_${plural(snake(entity.name))}`;
-}
+export { camel, pascal, plural, snake, tableName } from '../manifest/names.ts';
 
 export function describeModel(manifest: Manifest, entity: ManifestEntity, schema: EntitySchema): EntityModel {
   const storedFields = Object.entries(entity.fields).map(([name, f]) => ({ ...f, name, column: snake(name) }));

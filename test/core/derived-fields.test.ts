@@ -3,7 +3,7 @@
 // audit log and nested route paths (each fault names file and JSON pointer).
 import t, { type Test } from 'tap';
 import { join } from 'node:path';
-import { Formula, formatRounded, parseDecimal } from '../../core/crud/decimal.ts';
+import { Formula, formatRounded, parseDecimal } from '../../core/decimal.ts';
 import { loadManifests } from '../../core/manifest/loader.ts';
 import { ManifestError } from '../../core/manifest/errors.ts';
 import { copyManifests, editManifest, entityOf, type Json } from '../fixtures/kernels.ts';

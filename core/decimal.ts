@@ -3,7 +3,7 @@
 // and only the final result is rounded (half away from zero, "half-up" as
 // commerce means it) to the field's scale. A dozen lines of BigInt beat a
 // dependency for the four operations a formula needs.
-import { httpError } from '../errors.ts';
+import { httpError } from './errors.ts';
 
 export interface Rational {
   n: bigint;

@@ -1,0 +1,23 @@
+// How manifest names become SQL and API names: columns, tables, schema ids and
+// operationId prefixes. The loader checks names with these; the model uses them.
+import type { ManifestEntity } from './schema.ts';
+
+export const snake = (s: string) => s.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
+/** "crm-extra" → "CrmExtra" (schema ids, operation nouns) */
+export const pascal = (s: string) =>
+  s
+    .split(/[-_]/)
+    .map((p) => p[0].toUpperCase() + p.slice(1))
+    .join('');
+/** "crm-extra" → "crmExtra" (operationId prefixes) */
+export const camel = (s: string) => s.replace(/-./g, (m) => m[1].toUpperCase());
+
+export function plural(word: string): string {
+  if (/[^aeiou]y$/.test(word)) return `${word.slice(0, -1)}ies`;
+  if (/(s|x|z|ch|sh)$/.test(word)) return `${word}es`;
+  return `${word}s`;
+}
+
+export function tableName(module: string, entity: ManifestEntity): string {
+  return entity.table ?? `${snake(module).replace(/-/g, '_')}_${plural(snake(entity.name))}`;
+}
