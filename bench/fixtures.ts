@@ -158,7 +158,7 @@ function products(n: number, companyId: string, categoryIds: string[], seed: num
 
 let managerHash: Promise<string> | undefined;
 const emOf = (kernel: Kernel, schema: string) => kernel.dbs.main.em.fork({ schema });
-const E = (kernel: Kernel, name: string) => kernel.model(name).schema;
+const E = (kernel: Kernel, name: string) => kernel.model(name).ormEntity;
 
 /** Provisions (timed) unless present, then makes sure of the caller, categories and products. */
 export async function ensureTenant(

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Config } from './config.ts';
 import { loadManifests, type LoadedManifest } from './manifest/loader.ts';
-import type { Manifest } from './manifest/schema.ts';
+import type { Manifest } from './manifest/format.ts';
 import { buildEntityModels } from './model/entity-builder.ts';
 import type { EntityModel } from './model/entity-model.ts';
 import { Databases } from './db/databases.ts';
@@ -80,7 +80,7 @@ export async function openKernel(config: Config): Promise<Kernel> {
   const versions = moduleVersions(manifests);
   const dbs = new Databases(
     config,
-    [...models.values()].map((m) => m.schema),
+    [...models.values()].map((m) => m.ormEntity),
   );
   const tenants = new TenantRegistry(dbs, config.registrySchema);
   const revocations = new Revocations(dbs, config.registrySchema, config.accessTokenTtlSeconds);

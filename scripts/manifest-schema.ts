@@ -1,9 +1,9 @@
 // npm run manifest:schema: writes manifests/manifest.schema.json from the
-// TypeBox declaration in core/manifest/schema.ts (the only source of truth).
+// TypeBox declaration in core/manifest/format.ts (the only source of truth).
 // A test compares the file with manifestJsonSchema(), so the two cannot drift.
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { ManifestSchema } from '../core/manifest/schema.ts';
+import { ManifestSchema } from '../core/manifest/format.ts';
 
 export const MANIFEST_SCHEMA_FILE = fileURLToPath(new URL('../manifests/manifest.schema.json', import.meta.url));
 

@@ -125,7 +125,7 @@ export async function build(t: Teardown, opts: { config?: Partial<Config>; logge
     },
     async user(tenant, o) {
       const em = emOf(tenant.id);
-      const E = (n: string) => kernel.model(n).schema;
+      const E = (n: string) => kernel.model(n).ormEntity;
       const email = `${uniqueId('u')}@${tenant.id}.test`;
       const role = em.create(E('Role'), { name: o.role ?? uniqueId('role'), permissions: o.codes, builtIn: false } as never) as { id: string };
       const user = em.create(E('User'), {
@@ -144,7 +144,7 @@ export async function build(t: Teardown, opts: { config?: Partial<Config>; logge
     },
     async company(tenant, code, members = []) {
       const em = emOf(tenant.id);
-      const E = (n: string) => kernel.model(n).schema;
+      const E = (n: string) => kernel.model(n).ormEntity;
       const company = em.create(E('Company'), { code, name: { en: `Company ${code}` }, isActive: true } as never) as { id: string };
       for (const userId of members) em.create(E('UserCompany'), { userId, companyId: company.id } as never);
       await em.flush();

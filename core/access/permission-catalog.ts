@@ -3,7 +3,7 @@
 // "${company.id}"): the scope compiler binds them per statement (bind()), so
 // rules are shared and never hold a caller's values.
 import type { RawRuleOf, MongoAbility } from '@casl/ability';
-import type { Manifest, ManifestPermission } from '../manifest/schema.ts';
+import type { Manifest, ManifestPermission } from '../manifest/format.ts';
 
 export type Rule = RawRuleOf<MongoAbility>;
 export interface CallerValues {

@@ -44,7 +44,7 @@ export class RoleDirectory {
     const roles = new Map<string, string[]>();
     if (tenant) {
       const em = this.#kernel.dbs.get(tenant.connectionKey).em.fork({ schema: tenant.schema });
-      const rows = (await em.find(this.#kernel.model('Role').schema, {})) as { name: string; permissions: unknown }[];
+      const rows = (await em.find(this.#kernel.model('Role').ormEntity, {})) as { name: string; permissions: unknown }[];
       for (const r of rows) roles.set(r.name, Array.isArray(r.permissions) ? r.permissions.filter((c) => typeof c === 'string') : []);
     }
     // returned, not re-read from the map: an invalidate() meanwhile must not lose it

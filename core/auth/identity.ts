@@ -15,7 +15,7 @@ export class Identity {
   }
 
   #e(name: string) {
-    return this.#k.model(name).schema;
+    return this.#k.model(name).ormEntity;
   }
 
   async userByEmail(em: EntityManager, email: string): Promise<Row | null> {

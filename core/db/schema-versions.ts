@@ -1,7 +1,7 @@
 // What each tenant schema records about the module schemas it holds, and the
 // digest start compares against (one query over the registry, however many tenants).
 import { createHash } from 'node:crypto';
-import type { Manifest } from '../manifest/schema.ts';
+import type { Manifest } from '../manifest/format.ts';
 
 export const VERSION_TABLE = 'plinth_schema_versions';
 /** Bump when the kernel changes how manifests map to tables. */

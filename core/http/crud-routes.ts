@@ -5,14 +5,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type TSchema } from 'typebox';
 import type { Kernel } from '../kernel.ts';
-import type { CrudRoute } from '../manifest/schema.ts';
+import type { CrudRoute } from '../manifest/format.ts';
 import { camel, pascal, type EntityModel } from '../model/entity-model.ts';
 import { etag, type CrudContext, type CrudService } from '../crud/crud-service.ts';
 import { crudContextOf } from '../context/context-for.ts';
 import { languagePreference, writeLanguage } from '../i18n.ts';
 import { httpError } from '../errors.ts';
 import { problemResponses } from './problem.ts';
-import { TRANSLATIONS_PARAM, listQuerySchema, schemaId } from './entity-schemas.ts';
+import { TRANSLATIONS_PARAM, listQuerySchema, schemaId } from './json-schemas.ts';
 import type { RouteAccess } from './request-context.ts';
 
 type Op = NonNullable<CrudRoute['operations']>[number];

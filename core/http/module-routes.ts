@@ -3,9 +3,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { Kernel, LoadedModule } from '../kernel.ts';
 import { ManifestError } from '../manifest/errors.ts';
-import type { CustomRoute } from '../manifest/schema.ts';
+import type { CustomRoute } from '../manifest/format.ts';
 import { camel } from '../model/entity-model.ts';
-import { bodySchema, listSchema, outputSchema } from './entity-schemas.ts';
+import { bodySchema, listSchema, outputSchema } from './json-schemas.ts';
 import { crudContext, registerCrudRoutes } from './crud-routes.ts';
 import { problemResponses } from './problem.ts';
 

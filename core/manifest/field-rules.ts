@@ -1,7 +1,7 @@
 // The rules about one field that the JSON Schema cannot say: which options go
 // with which type, and whether a default fits its field. Each fault names the
 // option at fault (its key), or none when something is missing.
-import type { ManifestField } from './schema.ts';
+import type { ManifestField } from './format.ts';
 
 const TEXT_TYPES = new Set(['string', 'text']);
 const NUMBER_TYPES = new Set(['integer', 'decimal']);

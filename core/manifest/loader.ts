@@ -4,7 +4,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { isAbsolute, join, relative } from 'node:path';
 import { Ajv, type ErrorObject } from 'ajv';
-import { ManifestSchema, type Manifest, type ManifestEntity } from './schema.ts';
+import { ManifestSchema, type Manifest, type ManifestEntity } from './format.ts';
 import { ManifestError } from './errors.ts';
 import { checkFieldDefault, checkFieldRules, escapePointer, MAX_IDENTIFIER } from './field-rules.ts';
 import { snake, tableName } from './names.ts';

@@ -1,6 +1,6 @@
 // How manifest names become SQL and API names: columns, tables, schema ids and
 // operationId prefixes. The loader checks names with these; the model uses them.
-import type { ManifestEntity } from './schema.ts';
+import type { ManifestEntity } from './format.ts';
 
 export const snake = (s: string) => s.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
 /** "crm-extra" → "CrmExtra" (schema ids, operation nouns) */

@@ -3,7 +3,7 @@
 // version; company-scoped ones also get companyId, filled from the request.
 import { EntitySchema } from '@mikro-orm/core';
 import { v7 as uuidv7 } from 'uuid';
-import type { Manifest, ManifestField } from '../manifest/schema.ts';
+import type { Manifest, ManifestField } from '../manifest/format.ts';
 import { DECIMAL_DEFAULT, STRING_MAX_LENGTH } from '../manifest/field-rules.ts';
 import { describeModel, snake, tableName, type EntityModel } from './entity-model.ts';
 import { defaultSortIndex, isListed } from './list-plan.ts';

@@ -1,8 +1,8 @@
 // One EntityModel per manifest entity, derived once at start: the table, the
-// MikroORM schema, and which fields are written, filtered, sorted and searched.
+// MikroORM entity, and which fields are written, filtered, sorted and searched.
 // Everything downstream (CRUD, OpenAPI, abilities) reads from here.
 import type { EntitySchema } from '@mikro-orm/core';
-import type { Manifest, ManifestEntity, ManifestField, Transitions } from '../manifest/schema.ts';
+import type { Manifest, ManifestEntity, ManifestField, Transitions } from '../manifest/format.ts';
 import { snake, tableName } from '../manifest/names.ts';
 import { Formula } from '../decimal.ts';
 
@@ -40,7 +40,8 @@ export interface EntityModel {
   filterable: FieldModel[];
   refs: FieldModel[];
   defaultSort: string;
-  schema: EntitySchema;
+  /** the MikroORM entity (migrations, kernel code on the EntityManager) */
+  ormEntity: EntitySchema;
   /** decimal fields computed from the row on every write, in declaration order */
   formulas: { field: FieldModel; formula: Formula }[];
   /** sums over child rows this entity shows (filled in once every model exists) */
@@ -70,7 +71,7 @@ export interface Rollup {
 
 export { camel, pascal, plural, snake, tableName } from '../manifest/names.ts';
 
-export function describeModel(manifest: Manifest, entity: ManifestEntity, schema: EntitySchema): EntityModel {
+export function describeModel(manifest: Manifest, entity: ManifestEntity, ormEntity: EntitySchema): EntityModel {
   const storedFields = Object.entries(entity.fields).map(([name, f]) => ({ ...f, name, column: snake(name) }));
   const fields = storedFields.filter((f) => !f.internal);
   const bound = new Set(
@@ -104,7 +105,7 @@ export function describeModel(manifest: Manifest, entity: ManifestEntity, schema
     filterable: fields.filter((f) => f.filter),
     refs: storedFields.filter((f) => f.type === 'ref'),
     defaultSort: entity.defaultSort ?? '-createdAt',
-    schema,
+    ormEntity,
     formulas: fields.filter((f) => f.formula !== undefined).map((f) => ({ field: f, formula: new Formula(f.formula!) })),
     rollups: [],
     feeds: [],

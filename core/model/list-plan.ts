@@ -17,7 +17,7 @@
 //     the sort columns in one direction): the key orders the rows, and the id
 //     tiebreak never has two rows to order.
 import type { IndexColumnOptions } from '@mikro-orm/core';
-import type { Manifest } from '../manifest/schema.ts';
+import type { Manifest } from '../manifest/format.ts';
 import type { EntityModel } from './entity-model.ts';
 
 export interface SortKey {

@@ -38,7 +38,7 @@ export async function provisionTenant(kernel: Kernel, input: ProvisionInput): Pr
   });
   if (tenant.schemaDigest !== kernel.digest) await migrateTenant(kernel, tenant);
   const em = kernel.dbs.get(tenant.connectionKey).em.fork({ schema: tenant.schema });
-  const E = (n: string) => kernel.model(n).schema;
+  const E = (n: string) => kernel.model(n).ormEntity;
   const passwordHash = await hashPassword(input.admin.password);
   return em.transactional(async (tem) => {
     // Two provisionings of one tenant at once: the second waits, then finds every row.

@@ -3,7 +3,7 @@
 // are; new entries are appended, the module's view/manage grants name the new
 // entities too, and a permission description is rewritten only while it is
 // still the one the scaffolder generated.
-import type { Manifest } from '../../core/manifest/schema.ts';
+import type { Manifest } from '../../core/manifest/format.ts';
 import { dependencyOrder, manageDescription, viewDescription, type EntityPlan } from './model.ts';
 import { pluralLabel, entityLabel } from './names.ts';
 import { addMember, appendToArray, applyEdits, member, replaceValue, scan, type Edit } from './json-edit.ts';

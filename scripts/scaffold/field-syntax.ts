@@ -7,9 +7,9 @@
 //   unit:enum(piece|kg|hour)=:default=piece
 //   categoryId:ref(Category)=:onDelete=cascade:label="Product group"
 //
-// It says everything a manifest field can (FieldSchema in core/manifest/schema.ts);
+// It says everything a manifest field can (FieldSchema in core/manifest/format.ts);
 // the help text of scripts/scaffold.ts documents it for users.
-import { FieldSchema, FieldTypes, type ManifestField } from '../../core/manifest/schema.ts';
+import { FieldSchema, FieldTypes, type ManifestField } from '../../core/manifest/format.ts';
 import { didYouMean, type Problems } from './errors.ts';
 
 export interface FieldSpec {

@@ -7,7 +7,7 @@ import { copyFile, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/pro
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { loadManifests, parseManifest } from '../../core/manifest/loader.ts';
-import type { Manifest } from '../../core/manifest/schema.ts';
+import type { Manifest } from '../../core/manifest/format.ts';
 import { Problems, ScaffoldError, badInput } from './errors.ts';
 import { FileList, display } from './files.ts';
 import { DEFAULT_AREA, DEFAULT_PREFIX, conventionsOf, dependencyOrder, planEntity, planModule, type EntityPlan } from './model.ts';

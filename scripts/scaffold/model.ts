@@ -1,7 +1,7 @@
 // ModuleSpec → ModulePlan: everything the templates print, decided here so the
 // templates stay logic-less. The catalog module is the reference for every
 // default (labels, explicit onDelete, list columns, default sort, codes, menu).
-import type { Manifest, ManifestEntity, ManifestField } from '../../core/manifest/schema.ts';
+import type { Manifest, ManifestEntity, ManifestField } from '../../core/manifest/format.ts';
 import { camel, entityLabel, fieldLabel, inText, joinAnd, kebab, moduleName, pluralLabel, pluralSegment, capitalize } from './names.ts';
 import type { Project } from './project.ts';
 import type { EntitySpec, ModuleSpec } from './spec.ts';

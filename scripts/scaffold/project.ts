@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadManifests, type LoadedManifest } from '../../core/manifest/loader.ts';
-import type { CrudRoute, ManifestEntity } from '../../core/manifest/schema.ts';
+import type { CrudRoute, ManifestEntity } from '../../core/manifest/format.ts';
 import { badInput } from './errors.ts';
 
 export interface Paths {

@@ -2,7 +2,7 @@
 // definition: distinct per row (n = 1, 2, 3) so unique fields and filters tell
 // rows apart, and within every limit the kernel enforces (length, pattern,
 // range, precision). A pattern no candidate matches needs an :example=.
-import type { ManifestField } from '../../core/manifest/schema.ts';
+import type { ManifestField } from '../../core/manifest/format.ts';
 import { kebab, sentence, words } from './names.ts';
 
 const STRING_MAX = 255;

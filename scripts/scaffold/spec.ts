@@ -12,7 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Ajv } from 'ajv';
 import { Type } from 'typebox';
-import { FieldSchema } from '../../core/manifest/schema.ts';
+import { FieldSchema } from '../../core/manifest/format.ts';
 import { Problems, badInput } from './errors.ts';
 import { parseFieldDefinition, parseFieldList, type FieldSpec } from './field-syntax.ts';
 import type { CliArgs } from './args.ts';

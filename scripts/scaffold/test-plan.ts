@@ -2,7 +2,7 @@
 // prints: sample bodies, the rows to create first (required refs), the list
 // filter that tells two rows apart, the field to PATCH, the bad inputs.
 import { relative, dirname } from 'node:path';
-import type { ManifestEntity, ManifestField } from '../../core/manifest/schema.ts';
+import type { ManifestEntity, ManifestField } from '../../core/manifest/format.ts';
 import { Problems } from './errors.ts';
 import type { EntityPlan, ModulePlan } from './model.ts';
 import { JS_WORDS, camel, capitalize, inText } from './names.ts';

@@ -2,7 +2,7 @@
 // modules, reporting every problem at once. The kernel's own manifest rules
 // (which options go with which type, defaults) run afterwards on the rendered
 // manifest (see generate.ts), so they are never restated here.
-import { FieldTypes, type Manifest } from '../../core/manifest/schema.ts';
+import { FieldTypes, type Manifest } from '../../core/manifest/format.ts';
 import { snake, tableName } from '../../core/model/entity-model.ts';
 import { Problems, didYouMean } from './errors.ts';
 import { AREA, ENTITY_NAME, FIELD_NAME, ICON, JS_WORDS, KERNEL_FIELDS, MODULE_ID, PREFIX, RESERVED_ENTITIES, RESERVED_MODULES, SQL_WORDS, capitalize, pluralSegment, words } from './names.ts';

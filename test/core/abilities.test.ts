@@ -7,7 +7,7 @@ import t from 'tap';
 import { AbilityFactory, accessFilter } from '../../core/access/abilities.ts';
 import { bind, PermissionCatalog, usesCaller, type CallerValues } from '../../core/access/permission-catalog.ts';
 import type { RoleDirectory } from '../../core/access/role-directory.ts';
-import type { Manifest } from '../../core/manifest/schema.ts';
+import type { Manifest } from '../../core/manifest/format.ts';
 import { build, uniqueId } from '../helper.ts';
 
 const manifest: Manifest = {
@@ -124,7 +124,7 @@ t.test('through the API: a role gains a code once its tenant is invalidated', as
 
   const tt = ctx.kernel.tenants.cached(tenant.id)!;
   const em = ctx.kernel.dbs.get(tt.connectionKey).em.fork({ schema: tt.schema });
-  await em.nativeUpdate(ctx.kernel.model('Role').schema, { name: role }, { permissions: ['erp:catalog:view', 'erp:catalog:manage'] });
+  await em.nativeUpdate(ctx.kernel.model('Role').ormEntity, { name: role }, { permissions: ['erp:catalog:view', 'erp:catalog:manage'] });
   ctx.app.abilities.invalidate(tenant.id);
 
   const created = await ctx.as(user.token, { method: 'POST', url: '/api/products', payload: product });
@@ -132,7 +132,7 @@ t.test('through the API: a role gains a code once its tenant is invalidated', as
   const me = (await ctx.as(user.token, { method: 'GET', url: '/api/auth/me' })).json();
   t.same(me.permissions, ['erp:catalog:manage', 'erp:catalog:view']);
 
-  await em.nativeUpdate(ctx.kernel.model('Role').schema, { name: role }, { permissions: [] });
+  await em.nativeUpdate(ctx.kernel.model('Role').ormEntity, { name: role }, { permissions: [] });
   ctx.app.abilities.invalidate(tenant.id);
   const gone = await ctx.as(user.token, { method: 'GET', url: '/api/products' });
   t.equal(gone.statusCode, 403, 'and loses them again');

@@ -45,7 +45,7 @@ t.test('login', async (t) => {
 
   t.test('every wrong credential answers the same 401 INVALID_CREDENTIALS', async (t) => {
     const inactive = await ctx.user(tenant, { codes: [] });
-    await emOf(ctx, tenant).nativeUpdate(ctx.kernel.model('User').schema, { id: inactive.id }, { isActive: false });
+    await emOf(ctx, tenant).nativeUpdate(ctx.kernel.model('User').ormEntity, { id: inactive.id }, { isActive: false });
     const cases: [string, string, string, string][] = [
       ['wrong password', tenant.id, tenant.adminEmail, 'not the password'],
       ['unknown e-mail', tenant.id, `nobody@${tenant.id}.test`, PASSWORD],
@@ -188,7 +188,7 @@ t.test('refresh', async (t) => {
     const first = await loginOk(ctx, tenant.id, tenant.adminEmail);
     const em = emOf(ctx, tenant);
 
-    const n = await em.nativeUpdate(ctx.kernel.model('RefreshToken').schema, { tokenHash: hashRefreshToken(first.refreshToken) }, { expiresAt: new Date(Date.now() - 1000) });
+    const n = await em.nativeUpdate(ctx.kernel.model('RefreshToken').ormEntity, { tokenHash: hashRefreshToken(first.refreshToken) }, { expiresAt: new Date(Date.now() - 1000) });
     t.equal(n, 1);
     const res = await refresh(ctx, first.refreshToken);
     t.equal(res.statusCode, 401);
@@ -198,7 +198,7 @@ t.test('refresh', async (t) => {
   t.test('a deactivated user cannot refresh', async (t) => {
     const user = await ctx.user(tenant, { codes: [] });
     const pair = await loginOk(ctx, tenant.id, user.email);
-    await emOf(ctx, tenant).nativeUpdate(ctx.kernel.model('User').schema, { id: user.id }, { isActive: false });
+    await emOf(ctx, tenant).nativeUpdate(ctx.kernel.model('User').ormEntity, { id: user.id }, { isActive: false });
     const res = await refresh(ctx, pair.refreshToken);
     t.equal(res.statusCode, 401);
     t.equal(res.json().code, 'UNAUTHENTICATED');
@@ -308,7 +308,7 @@ t.test('me', async (t) => {
 
   t.test('a deleted user is 401', async (t) => {
     const user = await ctx.user(tenant, { codes: [] });
-    await emOf(ctx, tenant).nativeDelete(ctx.kernel.model('User').schema, { id: user.id });
+    await emOf(ctx, tenant).nativeDelete(ctx.kernel.model('User').ormEntity, { id: user.id });
     const res = await me(ctx, user.token);
     t.equal(res.statusCode, 401);
     t.equal(res.json().code, 'UNAUTHENTICATED');

@@ -215,8 +215,8 @@ t.test('on a real schema', async (t) => {
 
   await t.test('entities created through the ORM get the runtime defaults', async (t) => {
     const em = orm.em.fork({ schema });
-    const Company = kernel.model('Company').schema;
-    const Box = kernel.model('Box').schema;
+    const Company = kernel.model('Company').ormEntity;
+    const Box = kernel.model('Box').ormEntity;
     const company = em.create(Company, { code: 'B' } as never) as { id: string };
     const box = em.create(Box, { label: 'orm', companyId: company.id, orgId: company.id } as never) as { id: string };
     await em.flush();

@@ -3,7 +3,7 @@
 // modules: declared as planned, and a second diff finds nothing to change.
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import type { Manifest } from '../../core/manifest/schema.ts';
+import type { Manifest } from '../../core/manifest/format.ts';
 import { buildEntityModels } from '../../core/model/entity-builder.ts';
 import { defaultSortIndex, isListed, sortKeys } from '../../core/model/list-plan.ts';
 import { migrateSchema, pendingStatements } from '../../core/db/migrator.ts';

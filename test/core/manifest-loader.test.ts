@@ -492,7 +492,7 @@ t.test('a file inside the project is named relative to it', async (t) => {
 });
 
 t.test('the published JSON Schema is the generated one, and every shipped manifest passes it and the loader', async (t) => {
-  t.equal(readFileSync(MANIFEST_SCHEMA_FILE, 'utf8'), manifestJsonSchema(), 'run `npm run manifest:schema` after changing core/manifest/schema.ts');
+  t.equal(readFileSync(MANIFEST_SCHEMA_FILE, 'utf8'), manifestJsonSchema(), 'run `npm run manifest:schema` after changing core/manifest/format.ts');
   const schema = JSON.parse(readFileSync(MANIFEST_SCHEMA_FILE, 'utf8'));
   const validate = new Ajv2020({ allErrors: true, strict: false }).compile(schema);
   const files = readdirSync(MANIFESTS).filter((n) => n.endsWith('.json') && !n.endsWith('.schema.json'));

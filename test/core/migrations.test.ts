@@ -27,7 +27,7 @@ async function withKernel<T>(kit: KernelKit, fn: (kernel: Kernel) => Promise<T>)
 
 async function addProduct(kernel: Kernel, tenant: Tenant, companyId: string, sku: string, extra: Json = {}): Promise<void> {
   const em = kernel.dbs.main.em.fork({ schema: tenant.schema });
-  em.create(kernel.model('Product').schema, { companyId, sku, name: { en: sku }, price: '1.00', currency: 'EUR', ...extra } as never);
+  em.create(kernel.model('Product').ormEntity, { companyId, sku, name: { en: sku }, price: '1.00', currency: 'EUR', ...extra } as never);
   await em.flush();
 }
 

@@ -201,7 +201,7 @@ t.test('an unhandled error is a 500 INTERNAL that leaks nothing', async (t) => {
 });
 
 async function dropProducts(ctx: TestContext, schema: string) {
-  const table = ctx.kernel.model('Product').schema.meta.tableName;
+  const table = ctx.kernel.model('Product').ormEntity.meta.tableName;
   await ctx.kernel.dbs.main.em.getConnection().execute(`drop table "${schema}"."${table}" cascade`);
 }
 

@@ -32,7 +32,7 @@ async function setup(t: Test): Promise<Setup> {
     if (platformCreated) await drop(PLATFORM_TENANT);
     else if (operatorEmail) {
       const p = kernel.tenants.cached(PLATFORM_TENANT)!;
-      await kernel.dbs.get(p.connectionKey).em.fork({ schema: p.schema }).nativeDelete(kernel.model('User').schema, { email: operatorEmail });
+      await kernel.dbs.get(p.connectionKey).em.fork({ schema: p.schema }).nativeDelete(kernel.model('User').ormEntity, { email: operatorEmail });
     }
     for (const fn of helperTeardowns) await fn();
   });
@@ -176,13 +176,13 @@ t.test('platform tenant administration', async (t) => {
     t.equal(notAdmin.statusCode, 403, 'a platform user who is no admin');
     t.equal(notAdmin.json().code, 'ADMIN_REQUIRED');
     const em = ctx.kernel.dbs.get(platform.connectionKey).em.fork({ schema: platform.schema });
-    await em.nativeDelete(ctx.kernel.model('UserRole').schema, { userId: helper.id });
+    await em.nativeDelete(ctx.kernel.model('UserRole').ormEntity, { userId: helper.id });
     const roleless = await ctx.login(PLATFORM_TENANT, helper.email, PASSWORD);
     const noRole = await ctx.as(roleless.json().accessToken, { method: 'GET', url: '/api/platform/tenants' });
     t.equal(noRole.statusCode, 403, 'a platform user with no role');
     t.equal(noRole.json().code, 'ROLE_REQUIRED');
-    await em.nativeDelete(ctx.kernel.model('User').schema, { id: helper.id });
-    await em.nativeDelete(ctx.kernel.model('Role').schema, { name: role });
+    await em.nativeDelete(ctx.kernel.model('User').ormEntity, { id: helper.id });
+    await em.nativeDelete(ctx.kernel.model('Role').ormEntity, { name: role });
   });
 });
 

@@ -22,7 +22,7 @@ const input = (id: string, more: Partial<ProvisionInput> = {}): ProvisionInput =
 
 async function contents(kernel: Kernel, schema: string) {
   const em = kernel.dbs.main.em.fork({ schema });
-  const all = async (entity: string) => (await em.find(kernel.model(entity).schema, {}, { orderBy: { createdAt: 'asc' } as never })) as Row[];
+  const all = async (entity: string) => (await em.find(kernel.model(entity).ormEntity, {}, { orderBy: { createdAt: 'asc' } as never })) as Row[];
   return {
     roles: await all('Role'),
     companies: await all('Company'),

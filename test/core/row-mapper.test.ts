@@ -1,7 +1,7 @@
 // Row ↔ DTO without a database: the models come from buildEntityModels on an
 // inline manifest, rows are plain objects as MikroORM hands them over.
 import t from 'tap';
-import type { Manifest } from '../../core/manifest/schema.ts';
+import type { Manifest } from '../../core/manifest/format.ts';
 import { buildEntityModels } from '../../core/model/entity-builder.ts';
 import { rowMapper, storedValue, type ReadOptions } from '../../core/crud/row-mapper.ts';
 

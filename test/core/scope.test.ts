@@ -3,7 +3,7 @@
 // statement, relational $exists, and the compile cache. The same conditions run
 // against the database in conditional-grants.test.ts and relational-grants.test.ts.
 import t from 'tap';
-import type { Manifest } from '../../core/manifest/schema.ts';
+import type { Manifest } from '../../core/manifest/format.ts';
 import { buildEntityModels } from '../../core/model/entity-builder.ts';
 import { compileScope, matching, and, TRUE } from '../../core/data/scope.ts';
 import { Params } from '../../core/data/sql.ts';

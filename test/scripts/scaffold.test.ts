@@ -11,7 +11,7 @@ import { copyFile, mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } f
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseManifest } from '../../core/manifest/loader.ts';
-import type { Manifest } from '../../core/manifest/schema.ts';
+import type { Manifest } from '../../core/manifest/format.ts';
 import { run } from '../../scripts/scaffold/cli.ts';
 import { member, scan } from '../../scripts/scaffold/json-edit.ts';
 import { build } from '../helper.ts';

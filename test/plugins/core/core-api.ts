@@ -20,7 +20,7 @@ export function apiAs(ctx: TestContext, token: string): Api {
 export async function rolelessUser(ctx: TestContext, tenant: TestTenant): Promise<{ id: string; token: string }> {
   const u = await ctx.user(tenant, { codes: [] });
   const t = ctx.kernel.tenants.cached(tenant.id)!;
-  await ctx.kernel.dbs.get(t.connectionKey).em.fork({ schema: t.schema }).nativeDelete(ctx.kernel.model('UserRole').schema, { userId: u.id });
+  await ctx.kernel.dbs.get(t.connectionKey).em.fork({ schema: t.schema }).nativeDelete(ctx.kernel.model('UserRole').ormEntity, { userId: u.id });
   const login = await ctx.login(tenant.id, u.email, PASSWORD);
   return { id: u.id, token: expectStatus(login, 200, 'login').accessToken };
 }
