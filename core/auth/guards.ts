@@ -20,10 +20,10 @@ export function authenticate(request: FastifyRequest, tokens: TokenService): Cla
   }
 }
 
-export function requireRole(claims: Claims): void {
-  if (!claims.rol.length) throw httpError('ROLE_REQUIRED');
+export function requireRole(roles: string[]): void {
+  if (!roles.length) throw httpError('ROLE_REQUIRED');
 }
 
-export function requireAdmin(claims: Claims): void {
-  if (!claims.rol.includes(ADMIN_ROLE)) throw httpError('ADMIN_REQUIRED');
+export function requireAdmin(roles: string[]): void {
+  if (!roles.includes(ADMIN_ROLE)) throw httpError('ADMIN_REQUIRED');
 }
