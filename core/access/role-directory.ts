@@ -1,17 +1,27 @@
 // Which permission codes each role of a tenant holds, cached per tenant.
 // The built-in "admin" role holds every code the loaded manifests declare.
-import type { Kernel } from '../kernel.ts';
+import type { Databases } from '../db/databases.ts';
+import type { EntityModel } from '../model/entity-model.ts';
+import type { PermissionCatalog } from './permission-catalog.ts';
+
+/** What the directory needs of the kernel: the tenants' connections, the Role entity, every code. */
+export interface RoleDirectoryDeps {
+  tenants: { find(id: string): Promise<{ connectionKey: string; schema: string } | undefined | null> };
+  dbs: Pick<Databases, 'get'>;
+  permissions: Pick<PermissionCatalog, 'all'>;
+  model(name: string): EntityModel;
+}
 
 export const ADMIN_ROLE = 'admin';
 export const MEMBER_ROLE = 'member';
 const TTL_MS = 30_000;
 
 export class RoleDirectory {
-  #kernel: Kernel;
+  #kernel: RoleDirectoryDeps;
   #byTenant = new Map<string, { loadedAt: number; generation: number; roles: Map<string, string[]> }>();
   #generation = 0;
 
-  constructor(kernel: Kernel) {
+  constructor(kernel: RoleDirectoryDeps) {
     this.#kernel = kernel;
   }
 

@@ -2,15 +2,22 @@
 // is, which roles and companies they hold, and their refresh-token families.
 import type { EntityManager } from '@mikro-orm/core';
 import { v7 as uuidv7 } from 'uuid';
-import type { Kernel } from '../kernel.ts';
+import type { Config } from '../config.ts';
+import type { EntityModel } from '../model/entity-model.ts';
+
+/** What the identity model needs of the kernel: the core entities and the token lifetime. */
+export interface IdentityDeps {
+  config: Pick<Config, 'refreshTokenTtlSeconds'>;
+  model(name: string): EntityModel;
+}
 import type { Claims } from './tokens.ts';
 import { hashRefreshToken } from './tokens.ts';
 
 type Row = Record<string, any>;
 
 export class Identity {
-  #k: Kernel;
-  constructor(kernel: Kernel) {
+  #k: IdentityDeps;
+  constructor(kernel: IdentityDeps) {
     this.#k = kernel;
   }
 

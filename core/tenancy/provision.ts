@@ -1,7 +1,11 @@
 // Provisioning a tenant: registry row, schema and tables, built-in roles, first
 // company and first admin user. Idempotent: running it again changes nothing
 // that exists (an existing admin keeps their password).
-import type { Kernel } from '../kernel.ts';
+import type { Config } from '../config.ts';
+import type { Databases } from '../db/databases.ts';
+import type { EntityModel } from '../model/entity-model.ts';
+import type { TenantRegistry } from './registry.ts';
+import type { MigrateDeps } from './migrate-tenants.ts';
 import { hashPassword } from '../auth/passwords.ts';
 import { ADMIN_ROLE, MEMBER_ROLE } from '../access/role-directory.ts';
 import { migrateTenant } from './migrate-tenants.ts';
@@ -26,7 +30,15 @@ export interface ProvisionResult {
 
 type Row = Record<string, any>;
 
-export async function provisionTenant(kernel: Kernel, input: ProvisionInput): Promise<ProvisionResult> {
+/** What provisioning needs of the kernel. */
+export interface ProvisionDeps extends MigrateDeps {
+  dbs: Pick<Databases, 'get' | 'orms'>;
+  tenants: Pick<TenantRegistry, 'setDigest' | 'outdated' | 'insert'>;
+  config: Pick<Config, 'defaultLanguage'>;
+  model(name: string): EntityModel;
+}
+
+export async function provisionTenant(kernel: ProvisionDeps, input: ProvisionInput): Promise<ProvisionResult> {
   if (!isTenantId(input.id)) throw new TenantError('INVALID_TENANT_ID', `invalid tenant id "${input.id}": lower-case letters, digits and dashes, 2 to 40, starting with a letter`);
   const connectionKey = input.connectionKey ?? 'main';
   if (!kernel.dbs.orms.has(connectionKey)) throw new TenantError('UNKNOWN_CONNECTION', `no database connection "${connectionKey}" is configured`);
