@@ -3,25 +3,19 @@
 // `$ne: 'kg'` and `$nin: ['kg']` include a product with no unit, in lists,
 // reads, updates and deletes alike (CASL in memory says the same).
 import t from 'tap';
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { build } from '../helper.ts';
+import { manifestsWith } from '../support/manifests.ts';
 
-const manifestsDir = mkdtempSync(join(tmpdir(), 'plinth-grants-'));
-t.teardown(() => rmSync(manifestsDir, { recursive: true, force: true }));
-cpSync('manifests', manifestsDir, { recursive: true });
 const grant = (code: string, conditions: object) => ({ code, description: code, grants: [{ action: ['read', 'update', 'delete'], subject: 'Product', conditions }] });
-writeFileSync(
-  join(manifestsDir, 'probe.json'),
-  JSON.stringify({
+const manifestsDir = manifestsWith(t, {
+  'probe.json': {
     id: 'probe',
     name: 'Probe',
     version: '1.0.0',
     dependsOn: ['catalog'],
     permissions: [grant('probe:products:ne', { unit: { $ne: 'kg' } }), grant('probe:products:nin', { unit: { $nin: ['kg', 'litre'] } })],
-  }),
-);
+  },
+});
 
 const ctx = await build(t, { config: { manifestsDir } });
 const tenant = await ctx.tenant();

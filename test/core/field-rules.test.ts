@@ -3,17 +3,11 @@
 // SQL selects null or a case expression: the value never leaves the database);
 // a write naming a field the caller may not change is refused with 403 naming it.
 import t from 'tap';
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { build } from '../helper.ts';
+import { manifestsWith } from '../support/manifests.ts';
 
-const manifestsDir = mkdtempSync(join(tmpdir(), 'plinth-fields-'));
-t.teardown(() => rmSync(manifestsDir, { recursive: true, force: true }));
-cpSync('manifests', manifestsDir, { recursive: true });
-writeFileSync(
-  join(manifestsDir, 'probe.json'),
-  JSON.stringify({
+const manifestsDir = manifestsWith(t, {
+  'probe.json': {
     id: 'probe',
     name: 'Probe',
     version: '1.0.0',
@@ -40,8 +34,8 @@ writeFileSync(
         ],
       },
     ],
-  }),
-);
+  },
+});
 
 const ctx = await build(t, { config: { manifestsDir } });
 const tenant = await ctx.tenant();
@@ -100,19 +94,15 @@ t.test('writes: a field the caller may not change is refused, naming it', async 
 });
 
 t.test('a grant naming a field its subject lacks stops the start', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'plinth-fields-bad-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  cpSync('manifests', dir, { recursive: true });
-  writeFileSync(
-    join(dir, 'probe.json'),
-    JSON.stringify({
+  const dir = manifestsWith(t, {
+    'probe.json': {
       id: 'probe',
       name: 'Probe',
       version: '1.0.0',
       dependsOn: ['catalog'],
       permissions: [{ code: 'probe:products:bad', description: 'bad', grants: [{ action: 'read', subject: 'Product', fields: ['sku', 'cost'] }] }],
-    }),
-  );
+    },
+  });
   const { loadManifests } = await import('../../core/manifest/loader.ts');
   await t.rejects(loadManifests(dir), /probe\.json.*\/permissions\/0\/grants\/0\/fields\/1.*no field "cost" on Product/s);
 });

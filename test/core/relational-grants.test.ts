@@ -4,18 +4,12 @@
 // written now counts on the next request (no cache), and a user in many
 // boards is still one statement.
 import t from 'tap';
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { build } from '../helper.ts';
+import { manifestsWith } from '../support/manifests.ts';
 
-const manifestsDir = mkdtempSync(join(tmpdir(), 'plinth-relational-'));
-t.teardown(() => rmSync(manifestsDir, { recursive: true, force: true }));
-cpSync('manifests', manifestsDir, { recursive: true });
 const member = (on: Record<string, string>, where: Record<string, unknown> = {}) => ({ $exists: { entity: 'BoardMember', on, where: { userId: '${user.id}', ...where } } });
-writeFileSync(
-  join(manifestsDir, 'boards.json'),
-  JSON.stringify({
+const manifestsDir = manifestsWith(t, {
+  'boards.json': {
     id: 'boards',
     name: 'Boards',
     version: '1.0.0',
@@ -61,8 +55,8 @@ writeFileSync(
       { entity: 'BoardMember', path: '/api/board-members' },
       { entity: 'Card', path: '/api/boards/:boardId/cards' },
     ],
-  }),
-);
+  },
+});
 
 const ctx = await build(t, { config: { manifestsDir } });
 const tenant = await ctx.tenant();
