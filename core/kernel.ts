@@ -26,7 +26,7 @@ import { KernelServices } from './context/services.ts';
 import type { EntityHooks } from './context/hooks.ts';
 import type { ModuleContext } from './context/module-context.ts';
 import { crudContextOf } from './context/context-for.ts';
-import { endUserSessions } from './auth/sessions.ts';
+import { Identity } from './auth/identity.ts';
 import { ManifestError } from './manifest/errors.ts';
 import type { Authenticator } from './context/authenticators.ts';
 
@@ -137,7 +137,8 @@ export async function openKernel(config: Config): Promise<Kernel> {
     hooks: hooksByEntity(modules, models),
     codesOf: (tenantId, roles) => kernel.abilities.codes(tenantId, roles),
     isKnownCode: (code) => kernel.permissions.has(code),
-    revokeUserSessions: (ctx, tenantId, userId) => endUserSessions(kernel, ctx.em, tenantId, userId),
+    revokeRefreshTokens: (ctx, userId) => new Identity(kernel).revokeAllOf(ctx.em, userId),
+    revokeAccessTokens: (tenantId, userId) => revocations.revokeUser(tenantId, userId),
     rolesChanged: (tenantId) => roleChanges.announce(tenantId),
   });
   kernel.contextFor = async ({ tenant: id, principal, companyId = null, language }) => {

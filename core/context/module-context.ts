@@ -25,8 +25,10 @@ export interface ContextServices {
   /** permission codes a role set holds in a tenant */
   codesOf(tenantId: string, roles: string[]): Promise<string[]>;
   isKnownCode(code: string): boolean;
-  /** ends every session of a user (refresh tokens, then access tokens in every process) */
-  revokeUserSessions(ctx: CrudContext, tenantId: string, userId: string): Promise<void>;
+  /** revokes every refresh token of a user, on the context's connection (inside its transaction, if any) */
+  revokeRefreshTokens(ctx: CrudContext, userId: string): Promise<void>;
+  /** revokes every access token of a user issued until now, in every process (the registry's connection) */
+  revokeAccessTokens(tenantId: string, userId: string): Promise<void>;
   /** after a committed role or role-holder change: every process drops cached role codes */
   rolesChanged(tenantId: string): Promise<void>;
 }
@@ -132,10 +134,13 @@ export class ModuleContext {
   /**
    * Ends every session of a user of this tenant: refresh tokens in the
    * current transaction (so they die with the change that ends them), access
-   * tokens in every process at once.
+   * tokens in every process once it commits (at once outside one).
    */
-  revokeUserSessions(userId: string): Promise<void> {
-    return this.#services.revokeUserSessions(this.crud, this.tenantId, userId);
+  async revokeUserSessions(userId: string): Promise<void> {
+    await this.#services.revokeRefreshTokens(this.crud, userId);
+    // refresh tokens first, so a racing refresh cannot mint a token the revocation list would miss; the list
+    // is written on another connection, so inside a transaction it waits for the commit (embedded PGlite has one connection)
+    await this.afterCommit(() => this.#services.revokeAccessTokens(this.tenantId, userId));
   }
 
   /** Every process drops its cached role codes of this tenant, once the transaction commits. */

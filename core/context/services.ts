@@ -16,7 +16,8 @@ export interface ServiceDeps {
   hooks: Map<string, EntityHooks[]>;
   codesOf(tenantId: string, roles: string[]): Promise<string[]>;
   isKnownCode(code: string): boolean;
-  revokeUserSessions(ctx: CrudContext, tenantId: string, userId: string): Promise<void>;
+  revokeRefreshTokens(ctx: CrudContext, userId: string): Promise<void>;
+  revokeAccessTokens(tenantId: string, userId: string): Promise<void>;
   rolesChanged(tenantId: string): Promise<void>;
 }
 
@@ -51,8 +52,11 @@ export class KernelServices implements ContextServices {
   isKnownCode(code: string): boolean {
     return this.#deps.isKnownCode(code);
   }
-  revokeUserSessions(ctx: CrudContext, tenantId: string, userId: string): Promise<void> {
-    return this.#deps.revokeUserSessions(ctx, tenantId, userId);
+  revokeRefreshTokens(ctx: CrudContext, userId: string): Promise<void> {
+    return this.#deps.revokeRefreshTokens(ctx, userId);
+  }
+  revokeAccessTokens(tenantId: string, userId: string): Promise<void> {
+    return this.#deps.revokeAccessTokens(tenantId, userId);
   }
   rolesChanged(tenantId: string): Promise<void> {
     return this.#deps.rolesChanged(tenantId);
