@@ -87,7 +87,7 @@ export class ModuleContext {
       find: (where = {}, opts) => service.find(ctx, where, opts),
       count: (where = {}) => service.count(ctx, where),
       read: (id) => service.read(ctx, id),
-      lock: (id) => {
+      lock: async (id) => {
         if (!ctx.tx) throw new Error('lock() needs a transaction: call it inside ctx.transaction()');
         return service.lock(ctx, id);
       },
@@ -120,6 +120,15 @@ export class ModuleContext {
   async serialize(key: string): Promise<void> {
     if (!this.crud.tx) throw new Error('serialize() needs a transaction: call it inside ctx.transaction()');
     await run(this.crud.em, 'select pg_advisory_xact_lock(hashtext($1))', [`plinth:${key}:${this.crud.schema}`]);
+  }
+
+  /**
+   * Records an action on a row of an audited entity in its module's audit log,
+   * in the current transaction if there is one (a rollback takes it back);
+   * nothing for an entity that is not audited.
+   */
+  audit(entity: string, id: string, action: string, changes: Record<string, { before: unknown; after: unknown }> = {}): Promise<void> {
+    return this.#services.service(entity).audit(this.crud, action, id, changes);
   }
 
   /** Permission codes a set of roles holds in this tenant. */
