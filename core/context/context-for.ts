@@ -30,7 +30,6 @@ export function crudContextOf(input: ContextInput): CrudContext {
     principal,
     ability: input.ability,
     companyId,
-    caller: { user: { id: principal.id ?? '', companyIds: principal.companyIds }, company: { id: companyId } },
     read: input.read,
     writeLanguage: input.writeLanguage,
     userId: principal.kind === 'user' ? principal.id : null,

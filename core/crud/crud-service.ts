@@ -9,7 +9,6 @@ import type { EntityManager } from '@mikro-orm/core';
 import { COMPANY_ENTITY, type EntityModel, type FieldModel } from '../model/entity-model.ts';
 import type { SecretBox } from '../secrets.ts';
 import { accessFilter, type Ability } from '../access/abilities.ts';
-import type { CallerValues } from '../access/permission-catalog.ts';
 import { httpError, type FieldError } from '../errors.ts';
 import { SqlReader, type ListQuery } from './sql-reader.ts';
 import { mergeTranslations, rowMapper, storedValue, type Dto, type ReadOptions, type Row } from './row-mapper.ts';
@@ -31,8 +30,6 @@ export interface CrudContext {
   principal: Principal;
   ability: Ability;
   companyId: string | null;
-  /** the values grant conditions name ("${user.id}"); absent for system work, whose abilities name none */
-  caller?: CallerValues;
   read: ReadOptions;
   /** language a plain-string write of a translatable field is stored under */
   writeLanguage: string;
@@ -153,7 +150,7 @@ export class CrudService {
   }
 
   params(ctx: CrudContext): Params {
-    return new Params(ctx.schema, ctx.companyId, ctx.caller);
+    return new Params(ctx.schema, ctx.companyId, ctx.principal);
   }
 
   /** `within` narrows the list further, e.g. { quoteId } of a nested path. */
@@ -180,8 +177,8 @@ export class CrudService {
   }
 
   /**
-   * Row `id`, locked until the transaction of `ctx.em` ends (module code runs
-   * it inside em.transactional); 404 unless the caller can read it.
+   * Row `id`, locked until the transaction of `ctx` ends (module code runs
+   * it inside ctx.transaction); 404 unless the caller can read it.
    */
   async lock(ctx: CrudContext, id: string): Promise<Row> {
     const row = await this.#find(ctx, id, 'read', true);
@@ -280,8 +277,7 @@ export class CrudService {
       if (tr?.reserved?.includes(data[tr.field]) && !opts.system) throw httpError('INVALID_TRANSITION', `only the module moves a ${this.model.name} to ${data[tr.field]}`);
       const parents = await this.#lockParents(tx, data);
       // the new row must be one the caller may create: checked on the row as stored, in the same SQL as every read
-      const flags = this.#conditional(tx, 'create') || fieldFlags ? { ...(this.#conditional(tx, 'create') ? { may: this.scope(tx, 'create')! } : {}), ...fieldFlags } : undefined;
-      const row = await this.#table.insert(tx.em, this.params(tx), data, flags, this.#columns(tx));
+      const row = await this.#table.insert(tx.em, this.params(tx), data, { ...this.#mayFlag(tx, 'create'), ...fieldFlags }, this.#columns(tx));
       this.#assertMay(row, 'create');
       await this.audit(tx, 'create', row.id, diff({}, this.#snapshot(row)));
       await this.#rollUp(tx, parents);
@@ -418,8 +414,9 @@ export class CrudService {
     for (const { model, row } of parents) {
       const data: Row = {};
       for (const r of model.rollups.filter((x) => x.child === this.model.name)) {
-        const sql = `select coalesce(sum(${q(r.summed.column)}), 0)::text as "total" from ${q(ctx.schema)}.${q(this.model.table)} where ${q(this.model.byName.get(r.by)!.column)} = $1`;
-        const [res] = await run(ctx.em, sql, [row.id]);
+        const p = this.params(ctx);
+        const sql = `select coalesce(sum(${q(r.summed.column)}), 0)::text as "total" from ${p.table(this.model.table)} where ${q(this.model.byName.get(r.by)!.column)} = ${p.add(row.id)}`;
+        const [res] = await run(ctx.em, sql, p.values);
         data[r.field.name] = fitting(r.field, formatRounded(parseSum(res.total as string), r.field.scale ?? 2));
       }
       if (!Object.keys(data).length) continue;
@@ -447,8 +444,10 @@ export class CrudService {
   async #assertUnreferenced(ctx: CrudContext, id: string): Promise<void> {
     const referencing = async (other: EntityModel, column: string, self: boolean) => {
       // a row pointing at itself goes with it
-      const sql = `select 1 from ${q(ctx.schema)}.${q(other.table)} where ${q(column)} = $1${self ? ' and "id" <> $1' : ''} limit 1`;
-      return (await run(ctx.em, sql, [id])).length > 0;
+      const p = this.params(ctx);
+      const at = p.add(id);
+      const sql = `select 1 from ${p.table(other.table)} where ${q(column)} = ${at}${self ? ` and "id" <> ${at}` : ''} limit 1`;
+      return (await run(ctx.em, sql, p.values)).length > 0;
     };
     for (const other of this.#models.values()) {
       for (const f of other.refs) {

@@ -4,6 +4,7 @@
 import { CompiledQuery } from 'kysely';
 import type { EntityManager } from '@mikro-orm/core';
 import type { CallerValues } from '../access/permission-catalog.ts';
+import type { Principal } from '../access/principal.ts';
 
 export type Row = Record<string, any>;
 
@@ -21,11 +22,16 @@ export class Params {
   readonly values: unknown[] = [];
   readonly schema: string;
   readonly companyId: string | null;
-  readonly caller: CallerValues | undefined;
-  constructor(schema: string, companyId: string | null, caller?: CallerValues) {
+  readonly #principal: Principal | undefined;
+  constructor(schema: string, companyId: string | null, principal?: Principal) {
     this.schema = schema;
     this.companyId = companyId;
-    this.caller = caller;
+    this.#principal = principal;
+  }
+  /** The values grant placeholders name ("${user.id}"), from the principal and company; made only when a statement binds one. */
+  get caller(): CallerValues | undefined {
+    const p = this.#principal;
+    return p && { user: { id: p.id ?? '', companyIds: p.companyIds }, company: { id: this.companyId } };
   }
   add(v: unknown): string {
     this.values.push(v);

@@ -7,7 +7,7 @@ import type { Manifest } from '../../core/manifest/format.ts';
 import { buildEntityModels } from '../../core/model/entity-builder.ts';
 import { compileScope, matching, and, TRUE } from '../../core/data/scope.ts';
 import { Params } from '../../core/data/sql.ts';
-import type { CallerValues } from '../../core/access/permission-catalog.ts';
+import type { Principal } from '../../core/access/principal.ts';
 
 const manifest: Manifest = {
   id: 'pm',
@@ -22,11 +22,11 @@ const manifest: Manifest = {
 const models = new Map(buildEntityModels([manifest]).map((m) => [m.name, m]));
 const project = models.get('Project')!;
 const note = models.get('Note')!;
-const alice: CallerValues = { user: { id: 'alice', companyIds: ['c1', 'c2'] }, company: { id: 'c1' } };
+const alice: Principal = { kind: 'user', id: 'alice', roles: [], companyIds: ['c1', 'c2'] };
 
 /** SQL and values of `cond` on `model`, as one statement would hold them. */
-function sql(model = note, cond: Record<string, unknown>, caller: CallerValues | null = alice) {
-  const p = new Params('tenant_x', caller?.company.id ?? null, caller ?? undefined);
+function sql(model = note, cond: Record<string, unknown>, caller: Principal | null = alice) {
+  const p = new Params('tenant_x', caller?.companyIds[0] ?? null, caller ?? undefined);
   return { text: compileScope(models, model, cond)(p), values: p.values };
 }
 
@@ -57,7 +57,7 @@ t.test("company-scoped entities carry the statement's company", async (t) => {
 
 t.test('caller placeholders are bound per statement, never compiled in', async (t) => {
   const cond = { leadId: '${user.id}', companyId: { $in: '${user.companyIds}' } };
-  const bob: CallerValues = { user: { id: 'bob', companyIds: ['c9'] }, company: { id: 'c9' } };
+  const bob: Principal = { kind: 'user', id: 'bob', roles: [], companyIds: ['c9'] };
   t.same(sql(project, cond, alice).values, ['c1', 'alice', ['c1', 'c2']]);
   t.same(sql(project, cond, bob).values, ['c9', 'bob', ['c9']], 'the same compiled scope, another caller');
   t.same(sql(project, { leadId: { $in: ['${user.id}', 'x'] } }).values, ['c1', ['alice', 'x']], 'placeholders inside lists');
