@@ -29,6 +29,8 @@ import { crudContextOf } from './context/context-for.ts';
 import { Identity } from './auth/identity.ts';
 import { ManifestError } from './manifest/errors.ts';
 import type { Authenticator } from './context/authenticators.ts';
+import { Outbox } from './data/outbox.ts';
+import { EventCatalog } from './manifest/events.ts';
 
 export interface LoadedModule extends LoadedManifest {
   plugin?: PluginModule;
@@ -55,6 +57,10 @@ export interface Kernel {
   abilities: AbilityFactory;
   /** scoped data access per entity, with every module's write hooks */
   services: KernelServices;
+  /** every event type: generated CRUD events and the modules' declared domain events */
+  events: EventCatalog;
+  /** the transactional outbox every write records its event in */
+  outbox: Outbox;
   /** principals other than users, by name, from the modules' plugins */
   authenticators: Map<string, Authenticator>;
   /**
@@ -88,11 +94,13 @@ export async function openKernel(config: Config): Promise<Kernel> {
   const loginThrottle = new LoginThrottle(dbs, config.registrySchema, config.loginThrottle, config.refreshTokenTtlSeconds * 1000);
   // one LISTEN connection on a shared server; embedded PGlite serves one process only
   const listener = config.databases.main ? new PgListener(config.databases.main) : undefined;
+  const outbox = new Outbox(config.registrySchema);
   try {
     await dbs.open();
     await tenants.ensure();
     await revocations.ensure();
     await loginThrottle.ensure();
+    await outbox.ensure(dbs);
     if (listener) {
       syncRegistry(tenants, listener);
       revocations.listenOn(listener);
@@ -116,6 +124,8 @@ export async function openKernel(config: Config): Promise<Kernel> {
     roleChanges,
     loginThrottle,
     permissions: new PermissionCatalog(manifests),
+    events: new EventCatalog(manifests),
+    outbox,
     secrets: new SecretBox(config.secretKey),
     model(name: string) {
       const m = models.get(name);
@@ -140,6 +150,8 @@ export async function openKernel(config: Config): Promise<Kernel> {
     revokeRefreshTokens: (ctx, userId) => new Identity(kernel).revokeAllOf(ctx.em, userId),
     revokeAccessTokens: (tenantId, userId) => revocations.revokeUser(tenantId, userId),
     rolesChanged: (tenantId) => roleChanges.announce(tenantId),
+    outbox,
+    events: kernel.events,
   });
   kernel.contextFor = async ({ tenant: id, principal, companyId = null, language }) => {
     const tenant = await tenants.find(id);

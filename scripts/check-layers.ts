@@ -46,6 +46,8 @@ export const LAYERS: Record<string, number> = {
   // 6 context: the module context and its services, the kernel that wires layers 0-5, the module SDK,
   // a request's resolved context
   'core/context/': 6,
+  // the outbox's dispatcher, subscribers, module jobs and the job runner under them (pg-boss)
+  'core/events/': 6,
   'core/kernel.ts': 6,
   'core/plugin-api.ts': 6,
   'core/http/request-context.ts': 6,

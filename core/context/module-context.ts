@@ -31,6 +31,16 @@ export interface ContextServices {
   revokeAccessTokens(tenantId: string, userId: string): Promise<void>;
   /** after a committed role or role-holder change: every process drops cached role codes */
   rolesChanged(tenantId: string): Promise<void>;
+  /** writes a declared domain event to the outbox, on the context's connection (inside its transaction, if any) */
+  emit(crud: CrudContext, type: string, event: EmittedEvent): Promise<void>;
+}
+
+/** A domain event as module code emits it; tenant, company, actor, id and time come from the context. */
+export interface EmittedEvent {
+  /** the row the event is about; its entity is the one the manifest declares for the event */
+  entityId?: string | null;
+  entity?: string;
+  payload: Record<string, unknown>;
 }
 
 /** Scoped data access to one entity. */
@@ -129,6 +139,16 @@ export class ModuleContext {
    */
   audit(entity: string, id: string, action: string, changes: Record<string, { before: unknown; after: unknown }> = {}): Promise<void> {
     return this.#services.service(entity).audit(this.crud, action, id, changes);
+  }
+
+  /**
+   * Records a domain event the module's manifest declares ("events"), as
+   * `<module>.<name>`, in the current transaction if there is one: it reaches
+   * subscribers and webhooks only if the transaction commits. The payload
+   * must fit the declared schema.
+   */
+  emit(type: string, event: EmittedEvent): Promise<void> {
+    return this.#services.emit(this.crud, type, event);
   }
 
   /** Permission codes a set of roles holds in this tenant. */

@@ -10,6 +10,50 @@ import type { Static, TSchema } from 'typebox';
 import type { ModuleContext } from './module-context.ts';
 import type { EntityHooks } from './hooks.ts';
 import type { Authenticator } from './authenticators.ts';
+import type { PlinthEvent } from '../data/outbox.ts';
+
+export type { PlinthEvent };
+
+/**
+ * A module's reaction to events (its own or another module's): runs after
+ * the event's transaction committed, at least once, in one transaction with a
+ * receipt of the event id, so its writes happen once; as the system, in the
+ * event's tenant and company. Slow work (HTTP) belongs in a job it enqueues.
+ */
+export interface Subscriber {
+  /** event types or patterns: "crm.lead.converted", "crm.*", "crm.lead.*", "*" */
+  events: string[];
+  handle(ctx: ModuleContext, event: PlinthEvent): Promise<void>;
+}
+
+/** What a job's handler learns about its run. */
+export interface JobRun {
+  id: string;
+  /** 1 on the first try */
+  attempt: number;
+  attempts: number;
+}
+
+/**
+ * Work run by the job runner, as the system, in the tenant and company it was
+ * enqueued for (ctx.enqueue, or per tenant on `cron`); retried with
+ * exponential backoff and jitter until `attempts`, then `dead` is told.
+ */
+export interface JobDefinition<T = any> {
+  handle(ctx: ModuleContext, data: T, run: JobRun): Promise<void>;
+  /** tries before the job is dead (default 5) */
+  attempts?: number;
+  /** delay before the first retry, in seconds; it doubles with every try, with jitter (default 5) */
+  retryDelaySeconds?: number;
+  /** longest delay between tries, in seconds (default 3600) */
+  retryDelayMaxSeconds?: number;
+  /** seconds a try may take before it counts as failed (default 300) */
+  timeoutSeconds?: number;
+  /** once the last try failed: record it, tell someone, disable something */
+  dead?(ctx: ModuleContext, data: T, error: string): Promise<void>;
+  /** also run for every active tenant on this cron expression, in the tenant's time zone (data: {}) */
+  cron?: string;
+}
 
 /** A custom route's schemas; `response` by status code ($ref to an entity's schema by id, e.g. Type.Ref('CrmLead')). */
 export interface RouteSchemas {
@@ -40,4 +84,8 @@ export interface PluginModule {
   hooks?: Record<string, EntityHooks>;
   /** by name; a custom route accepts one with `"auth": "<name>"` */
   authenticators?: Record<string, Authenticator>;
+  /** by name, unique in the module */
+  subscribers?: Record<string, Subscriber>;
+  /** by name; enqueued as "<module>.<name>" (ctx.enqueue) */
+  jobs?: Record<string, JobDefinition>;
 }

@@ -6,8 +6,10 @@ import type { EntityModel } from '../model/entity-model.ts';
 import type { SecretBox } from '../secrets.ts';
 import type { Ability } from '../access/abilities.ts';
 import { CrudService, type CrudContext, type WriteHooks, type WriteEvent } from '../crud/crud-service.ts';
-import { ModuleContext, type ContextServices } from './module-context.ts';
+import { ModuleContext, type ContextServices, type EmittedEvent } from './module-context.ts';
 import type { EntityHooks } from './hooks.ts';
+import type { Outbox } from '../data/outbox.ts';
+import type { EventCatalog } from '../manifest/events.ts';
 
 export interface ServiceDeps {
   models: Map<string, EntityModel>;
@@ -19,6 +21,9 @@ export interface ServiceDeps {
   revokeRefreshTokens(ctx: CrudContext, userId: string): Promise<void>;
   revokeAccessTokens(tenantId: string, userId: string): Promise<void>;
   rolesChanged(tenantId: string): Promise<void>;
+  /** where writes record their events (none: no events, e.g. a script's kernel without the tables) */
+  outbox?: Outbox;
+  events: EventCatalog;
 }
 
 export class KernelServices implements ContextServices {
@@ -35,7 +40,7 @@ export class KernelServices implements ContextServices {
     if (!service) {
       const model = this.#deps.models.get(entity);
       if (!model) throw new Error(`no module declares entity "${entity}"`);
-      service = new CrudService(model, this.#deps.models, this.#deps.secrets, this.#writeHooks(this.#deps.hooks.get(entity) ?? []));
+      service = new CrudService(model, this.#deps.models, this.#deps.secrets, this.#writeHooks(this.#deps.hooks.get(entity) ?? []), this.#deps.outbox);
       this.#services.set(entity, service);
     }
     return service;
@@ -60,6 +65,12 @@ export class KernelServices implements ContextServices {
   }
   rolesChanged(tenantId: string): Promise<void> {
     return this.#deps.rolesChanged(tenantId);
+  }
+  async emit(crud: CrudContext, type: string, event: EmittedEvent): Promise<void> {
+    const { event: declared, error } = this.#deps.events.check(type, event.payload);
+    if (error) throw new Error(`event ${type}: ${error}`);
+    if (declared.entity && event.entity !== undefined && event.entity !== declared.entity) throw new Error(`event ${type} is about ${declared.entity}, not ${event.entity}`);
+    await this.#deps.outbox?.record(crud, [{ type, entity: declared.entity, entityId: event.entityId ?? null, payload: event.payload, payloadVersion: declared.version }]);
   }
 
   /** Module hooks (ModuleContext) as the data layer runs them (CrudContext), in declaration order. */

@@ -21,6 +21,8 @@ import { and, compileCondition, compileScope, matching, type Condition, type Fra
 import { FLAGS, tableOf, type Flags, type Table } from '../data/table.ts';
 import { readColumns, writeFieldFlags } from '../data/field-access.ts';
 import type { Principal } from '../access/principal.ts';
+import type { Outbox } from '../data/outbox.ts';
+import { CRUD_ACTIONS, crudEventType } from '../manifest/events.ts';
 
 export interface CrudContext {
   em: EntityManager;
@@ -124,10 +126,15 @@ export class CrudService {
   #writable: Set<string>;
   #readable: Set<string>;
   #hooks: WriteHooks;
+  #outbox?: Outbox;
+  #eventTypes: Record<WriteOp, string>;
 
-  constructor(model: EntityModel, models: Map<string, EntityModel>, secrets?: SecretBox, hooks: WriteHooks = {}) {
+  constructor(model: EntityModel, models: Map<string, EntityModel>, secrets?: SecretBox, hooks: WriteHooks = {}, outbox?: Outbox) {
     this.model = model;
     this.#hooks = hooks;
+    this.#outbox = outbox;
+    const type = (action: (typeof CRUD_ACTIONS)[keyof typeof CRUD_ACTIONS]) => crudEventType(model.module, model.name, action);
+    this.#eventTypes = { create: type('created'), replace: type('updated'), update: type('updated'), delete: type('deleted') };
     this.#models = models;
     this.#secrets = secrets;
     this.toDto = rowMapper(model);
@@ -340,15 +347,26 @@ export class CrudService {
   /**
    * One write in its transaction (or the caller's): `fn` locks, checks and
    * writes; then the afterWrite hooks run inside the transaction (a throw
-   * rolls the write back) and the afterCommit hooks once it committed.
+   * rolls the write back), the write's event goes to the outbox in the same
+   * transaction, and the afterCommit hooks run once it committed.
    */
   async #write(ctx: CrudContext, fn: (tx: CrudContext) => Promise<{ row: Row; event?: WriteEvent }>): Promise<Row> {
     return inTransaction(ctx, async (tx) => {
       const { row, event } = await fn(tx);
       if (event && this.#hooks.afterWrite) await this.#hooks.afterWrite(tx, event);
+      if (event && this.#outbox) await this.#recordEvent(tx, event);
       if (event && this.#hooks.afterCommit) tx.tx!.afterCommit.push(() => this.#hooks.afterCommit!(tx.tx!.outside, event));
       return row;
     });
+  }
+
+  /** The outbox row of a write: the row after it (before it, for a delete) as the API shows it, with every translation, and what changed. */
+  async #recordEvent(tx: CrudContext, event: WriteEvent): Promise<void> {
+    const row = (event.after ?? event.before)!;
+    const changes = diff(event.before ? this.#snapshot(event.before) : {}, event.after ? this.#snapshot(event.after) : {});
+    const payload = { row: this.toDto(row, { prefs: tx.read.prefs, translations: true }), changes };
+    const companyId = (row.companyId as string | undefined) ?? tx.companyId;
+    await this.#outbox!.record({ em: tx.em, tenantId: tx.tenantId, companyId, principal: tx.principal }, [{ type: this.#eventTypes[event.op], entity: this.model.name, entityId: event.id, payload }]);
   }
 
   async #before(tx: CrudContext, event: BeforeWriteEvent): Promise<Record<string, unknown>> {

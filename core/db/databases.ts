@@ -38,6 +38,11 @@ export class Databases {
     return orm;
   }
 
+  /** The PostgreSQL URL of a connection key; undefined for embedded PGlite. */
+  url(key: string): string | undefined {
+    return this.#config.databases[key];
+  }
+
   get main(): Orm {
     return this.get('main');
   }

@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Kernel } from '../kernel.ts';
-import { provisionTenant, type ProvisionInput } from '../tenancy/provision.ts';
+import { isTimeZone, provisionTenant, type ProvisionInput } from '../tenancy/provision.ts';
 import { TENANT_ID_PATTERN, PLATFORM_TENANT, type Tenant } from '../tenancy/registry.ts';
 import { httpError } from '../errors.ts';
 import { problemResponses } from './problem.ts';
@@ -17,6 +17,7 @@ const TenantSchema = Type.Object(
     schema: Type.String(),
     status: Type.Unsafe<string>({ type: 'string', enum: ['active', 'suspended'] }),
     defaultLanguage: Type.String(),
+    timeZone: Type.String({ description: "IANA time zone of the tenant's scheduled work" }),
     createdAt: Type.String({ format: 'date-time' }),
   },
   { $id: 'PlatformTenant', additionalProperties: false },
@@ -38,6 +39,7 @@ const TenantCreate = Type.Object(
     name: Type.String({ minLength: 1, maxLength: 200 }),
     connectionKey: Type.Optional(Type.String({ pattern: '^[a-z0-9_]{1,40}$', description: 'database connection (default main)' })),
     defaultLanguage: Type.Optional(Type.String({ pattern: '^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$' })),
+    timeZone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone (default UTC): scheduled jobs run on its clock', examples: ['Europe/Berlin'] })),
     company: Type.Object({ code: Type.String({ minLength: 1, maxLength: 40 }), name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }),
     admin: Type.Object(
       {
@@ -51,7 +53,16 @@ const TenantCreate = Type.Object(
   { $id: 'PlatformTenantCreate', additionalProperties: false },
 );
 
-const present = (t: Tenant) => ({ id: t.id, name: t.name, connectionKey: t.connectionKey, schema: t.schema, status: t.status, defaultLanguage: t.defaultLanguage, createdAt: t.createdAt });
+const present = (t: Tenant) => ({
+  id: t.id,
+  name: t.name,
+  connectionKey: t.connectionKey,
+  schema: t.schema,
+  status: t.status,
+  defaultLanguage: t.defaultLanguage,
+  timeZone: t.timeZone,
+  createdAt: t.createdAt,
+});
 
 export function registerPlatformRoutes(app: FastifyInstance, kernel: Kernel): void {
   for (const s of [TenantSchema, TenantList, TenantCreate]) app.addSchema(s);
@@ -78,6 +89,9 @@ export function registerPlatformRoutes(app: FastifyInstance, kernel: Kernel): vo
       if (body.id === PLATFORM_TENANT) throw httpError('CONFLICT', 'the platform tenant is reserved');
       if (body.connectionKey && !kernel.dbs.orms.has(body.connectionKey)) {
         throw httpError('VALIDATION_FAILED', `no database connection "${body.connectionKey}"`, { errors: [{ path: '/connectionKey', message: 'is not a configured connection' }] });
+      }
+      if (body.timeZone !== undefined && !isTimeZone(body.timeZone)) {
+        throw httpError('VALIDATION_FAILED', `"${body.timeZone}" is no IANA time zone`, { errors: [{ path: '/timeZone', message: 'is no IANA time zone (e.g. Europe/Berlin)' }] });
       }
       const result = await provisionTenant(kernel, body);
       reply.header('location', `/api/platform/tenants/${result.tenant.id}`);

@@ -169,6 +169,17 @@ export const CustomRouteSchema = Type.Object(
   { additionalProperties: false },
 );
 
+export const EventSchema = Type.Object(
+  {
+    name: Name('^[a-z][a-z0-9-]*\\.[a-z][a-z0-9-]*$', '<entity>.<action> in lower case (lead.converted); the event type is <module>.<name>'),
+    entity: Type.Optional(EntityName),
+    description: Type.String({ minLength: 1 }),
+    payload: Type.Unknown({ description: 'JSON Schema of the payload; module code emitting the event is held to it' }),
+    version: Type.Optional(Type.Integer({ minimum: 1, description: 'payload version (default 1): raise it when the payload changes incompatibly' })),
+  },
+  { additionalProperties: false },
+);
+
 const MenuSchema = Type.Object(
   {
     label: Type.String(),
@@ -194,6 +205,9 @@ export const ManifestSchema = Type.Object(
     entities: Type.Optional(Type.Array(EntitySchema)),
     routes: Type.Optional(Type.Array(Type.Union([CrudRouteSchema, CustomRouteSchema]))),
     menu: Type.Optional(Type.Array(MenuSchema)),
+    events: Type.Optional(
+      Type.Array(EventSchema, { description: 'domain events module code emits (ctx.emit); every generated create, update and delete emits <module>.<entity>.<created|updated|deleted> undeclared' }),
+    ),
     auditLog: Type.Optional(
       Type.String({ pattern: '^[A-Z][A-Za-z0-9]{1,40}$', description: 'entity of this module the kernel writes audit records to (fields entity, entityId, action, userId, changes, at)' }),
     ),
@@ -208,3 +222,4 @@ export type ManifestPermission = Static<typeof PermissionSchema>;
 export type CrudRoute = Static<typeof CrudRouteSchema>;
 export type CustomRoute = Static<typeof CustomRouteSchema>;
 export type Transitions = Static<typeof TransitionsSchema>;
+export type ManifestEvent = Static<typeof EventSchema>;

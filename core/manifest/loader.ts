@@ -10,6 +10,7 @@ import { checkFieldDefault, checkFieldRules, escapePointer, MAX_IDENTIFIER } fro
 import { snake, tableName } from './names.ts';
 import { Formula } from '../decimal.ts';
 import { conditionFaults, KERNEL_FIELDS } from './conditions.ts';
+import { checkEvents } from './events.ts';
 
 export interface LoadedManifest {
   manifest: Manifest;
@@ -56,6 +57,7 @@ export function parseManifest(text: string, file: string): Manifest {
   (manifest.entities ?? []).forEach((entity, i) => checkDerived(manifest, entity, file, `/entities/${i}`));
   checkAuditLog(manifest, file);
   checkRoutesAndMenu(manifest, file);
+  checkEvents(manifest, file);
   return manifest;
 }
 

@@ -17,6 +17,8 @@ export interface ProvisionInput {
   name: string;
   connectionKey?: string;
   defaultLanguage?: string;
+  /** IANA time zone of the tenant's scheduled work (default UTC) */
+  timeZone?: string;
   company: { code: string; name: string };
   admin: { email: string; name: string; password: string };
 }
@@ -41,12 +43,14 @@ export interface ProvisionDeps extends MigrateDeps {
 export async function provisionTenant(kernel: ProvisionDeps, input: ProvisionInput): Promise<ProvisionResult> {
   if (!isTenantId(input.id)) throw new TenantError('INVALID_TENANT_ID', `invalid tenant id "${input.id}": lower-case letters, digits and dashes, 2 to 40, starting with a letter`);
   const connectionKey = input.connectionKey ?? 'main';
+  if (input.timeZone !== undefined && !isTimeZone(input.timeZone)) throw new TenantError('INVALID_TIME_ZONE', `"${input.timeZone}" is no IANA time zone (e.g. Europe/Berlin)`);
   if (!kernel.dbs.orms.has(connectionKey)) throw new TenantError('UNKNOWN_CONNECTION', `no database connection "${connectionKey}" is configured`);
   const { tenant, created } = await kernel.tenants.insert({
     id: input.id,
     name: input.name,
     connectionKey,
     defaultLanguage: input.defaultLanguage ?? kernel.config.defaultLanguage,
+    timeZone: input.timeZone ?? 'UTC',
   });
   if (tenant.schemaDigest !== kernel.digest) await migrateTenant(kernel, tenant);
   const em = kernel.dbs.get(tenant.connectionKey).em.fork({ schema: tenant.schema });
@@ -75,4 +79,14 @@ export async function provisionTenant(kernel: ProvisionDeps, input: ProvisionInp
     await tem.flush();
     return { tenant, companyId: company.id, adminUserId: user.id, created };
   });
+}
+
+/** Whether `tz` is a time zone this runtime knows (the cron scheduler uses the same database). */
+export function isTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -13,6 +13,8 @@ export interface Tenant {
   schema: string;
   status: 'active' | 'suspended';
   defaultLanguage: string;
+  /** IANA time zone of the tenant's scheduled work (cron jobs) */
+  timeZone: string;
   schemaDigest: string | null;
   createdAt: Date;
 }
@@ -32,10 +34,11 @@ const registryDdl = (schema: string) => [
     schema_digest text,
     created_at timestamptz not null default now(),
     updated_at timestamptz not null default now())`,
+  `alter table "${schema}".tenants add column if not exists time_zone text not null default 'UTC'`,
 ];
 
 const COLUMNS = `id, name, connection_key as "connectionKey", schema_name as "schema", status,
-  default_language as "defaultLanguage", schema_digest as "schemaDigest", created_at as "createdAt"`;
+  default_language as "defaultLanguage", time_zone as "timeZone", schema_digest as "schemaDigest", created_at as "createdAt"`;
 
 export const schemaFor = (tenantId: string) => `tenant_${tenantId.replace(/-/g, '_')}`;
 export const isTenantId = (id: string) => TENANT_ID.test(id);
@@ -95,14 +98,11 @@ export class TenantRegistry {
    * No conflict target: with "(id)" a concurrent insert of the same tenant could
    * still fail on the schema_name key, which only that same id maps to.
    */
-  async insert(t: { id: string; name: string; connectionKey: string; defaultLanguage: string }): Promise<{ tenant: Tenant; created: boolean }> {
-    const rows = (await this.#conn().execute(`insert into ${this.#table} (id, name, connection_key, schema_name, default_language) values (?, ?, ?, ?, ?) on conflict do nothing returning id`, [
-      t.id,
-      t.name,
-      t.connectionKey,
-      schemaFor(t.id),
-      t.defaultLanguage,
-    ])) as unknown[];
+  async insert(t: { id: string; name: string; connectionKey: string; defaultLanguage: string; timeZone: string }): Promise<{ tenant: Tenant; created: boolean }> {
+    const rows = (await this.#conn().execute(
+      `insert into ${this.#table} (id, name, connection_key, schema_name, default_language, time_zone) values (?, ?, ?, ?, ?, ?) on conflict do nothing returning id`,
+      [t.id, t.name, t.connectionKey, schemaFor(t.id), t.defaultLanguage, t.timeZone],
+    )) as unknown[];
     this.#cache.delete(t.id);
     return { tenant: (await this.find(t.id))!, created: rows.length > 0 };
   }
@@ -118,6 +118,11 @@ export class TenantRegistry {
     const t = this.#cache.get(id);
     if (t) t.status = status;
     await this.#conn().execute('select pg_notify(?, ?)', [this.channel, id]);
+  }
+
+  /** The registry table, schema-qualified (the job runner reads time zones from it). */
+  get table(): string {
+    return this.#table;
   }
 
   /** Other processes on the same server drop their cached copy when told (see registry-sync.ts). */

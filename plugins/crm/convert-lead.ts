@@ -111,6 +111,10 @@ export const convertLead = handler(ConvertLeadSchemas, async (ctx, request, repl
         set: { status: 'converted', customerId: customer.id, contactId: contact.id, opportunityId: opportunity?.id ?? null, convertedAt: new Date() },
       },
     );
+    await tx.emit('crm.lead.converted', {
+      entityId: id,
+      payload: { leadId: id, customerId: customer.id, contactId: contact.id, opportunityId: opportunity?.id ?? null },
+    });
     return { lead: converted, customer, contact, opportunity };
   });
 

@@ -1,0 +1,126 @@
+// The transactional outbox: every generated write and every domain event a
+// module emits is a row here, inserted in the transaction of the change (a
+// rollback leaves none). The dispatcher (core/events/) hands committed rows to
+// subscribers and webhooks. One table per database, in the registry schema
+// beside the tenant registry, so one indexed query finds what is pending for
+// every tenant of that database, however many there are.
+import { v7 as uuidv7 } from 'uuid';
+import type { EntityManager } from '@mikro-orm/core';
+import type { Databases } from '../db/databases.ts';
+import type { Principal } from '../access/principal.ts';
+import { run } from './sql.ts';
+
+/** An event as subscribers and webhooks receive it. */
+export interface PlinthEvent {
+  /** UUIDv7: time-ordered, the idempotency key of every delivery */
+  id: string;
+  /** `<module>.<entity>.<action>`, e.g. catalog.product.updated */
+  type: string;
+  tenantId: string;
+  companyId: string | null;
+  entity: string | null;
+  entityId: string | null;
+  actor: { kind: Principal['kind']; id: string | null };
+  occurredAt: string;
+  payload: Record<string, unknown>;
+  payloadVersion: number;
+}
+
+export type NewEvent = Pick<PlinthEvent, 'type' | 'entity' | 'entityId' | 'payload'> & { payloadVersion?: number };
+
+/** Where events are written: a statement's tenant, company and actor. */
+export interface EventSource {
+  em: EntityManager;
+  tenantId: string;
+  companyId: string | null;
+  principal: Principal;
+}
+
+export class Outbox {
+  readonly table: string;
+  readonly receipts: string;
+  #schema: string;
+
+  constructor(schema: string) {
+    this.#schema = schema;
+    this.table = `"${schema}".events`;
+    this.receipts = `"${schema}".event_receipts`;
+  }
+
+  /** Creates the tables on every database once; the advisory lock keeps parallel starts from racing. */
+  async ensure(dbs: Databases): Promise<void> {
+    for (const orm of dbs.orms.values()) {
+      await orm.em.fork().transactional(async (tem) => {
+        const ctx = tem.getTransactionContext();
+        const conn = tem.getConnection();
+        await conn.execute('select pg_advisory_xact_lock(hashtext(?))', [`plinth:outbox:${this.#schema}`], 'all', ctx);
+        for (const sql of this.#ddl()) await conn.execute(sql, [], 'run', ctx);
+      });
+    }
+  }
+
+  #ddl(): string[] {
+    return [
+      `create schema if not exists "${this.#schema}"`,
+      `create table if not exists ${this.table} (
+        id uuid primary key,
+        tenant_id text not null,
+        company_id uuid,
+        type text not null,
+        entity text,
+        entity_id text,
+        actor_kind text not null,
+        actor_id text,
+        occurred_at timestamptz not null default now(),
+        payload jsonb not null,
+        payload_version integer not null default 1,
+        dispatched_at timestamptz)`,
+      // the dispatcher's queue: only what is not yet handed on, oldest first
+      `create index if not exists events_pending on ${this.table} (id) where dispatched_at is null`,
+      `create index if not exists events_tenant on ${this.table} (tenant_id, id)`,
+      // (event, subscriber) pairs handled, written in the handler's transaction: a redelivered event is skipped
+      `create table if not exists ${this.receipts} (
+        event_id uuid not null,
+        subscriber text not null,
+        handled_at timestamptz not null default now(),
+        primary key (event_id, subscriber))`,
+    ];
+  }
+
+  /** Writes events in `src`'s transaction (or as one statement outside one). */
+  async record(src: EventSource, events: NewEvent[]): Promise<void> {
+    if (!events.length) return;
+    const values: unknown[] = [];
+    const rows = events.map((e) => {
+      const at = values.length;
+      values.push(uuidv7(), src.tenantId, src.companyId, e.type, e.entity, e.entityId, src.principal.kind, src.principal.id, JSON.stringify(e.payload), e.payloadVersion ?? 1);
+      return `(${Array.from({ length: 10 }, (_, i) => `$${at + i + 1}`).join(', ')})`;
+    });
+    await run(src.em, `insert into ${this.table} (id, tenant_id, company_id, type, entity, entity_id, actor_kind, actor_id, payload, payload_version) values ${rows.join(', ')}`, values);
+  }
+
+  /**
+   * Marks (event, subscriber) handled in `em`'s transaction; false when it was
+   * already (a redelivery): the handler's work then must not run again.
+   */
+  async receipt(em: EntityManager, eventId: string, subscriber: string): Promise<boolean> {
+    const rows = await run(em, `insert into ${this.receipts} (event_id, subscriber) values ($1, $2) on conflict do nothing returning 1 as "new"`, [eventId, subscriber]);
+    return rows.length > 0;
+  }
+}
+
+/** An outbox row as a PlinthEvent. */
+export function eventOf(r: Record<string, any>): PlinthEvent {
+  return {
+    id: r.id,
+    type: r.type,
+    tenantId: r.tenant_id,
+    companyId: r.company_id,
+    entity: r.entity,
+    entityId: r.entity_id,
+    actor: { kind: r.actor_kind, id: r.actor_id },
+    occurredAt: r.occurred_at instanceof Date ? r.occurred_at.toISOString() : new Date(r.occurred_at).toISOString(),
+    payload: r.payload,
+    payloadVersion: r.payload_version,
+  };
+}

@@ -1,0 +1,307 @@
+// Events and jobs at run time, on the job runner (job-queues.ts):
+//   - the dispatcher hands committed outbox rows to the subscribers whose
+//     patterns match, as one job per (event, subscriber), in the transaction
+//     that marks the rows dispatched: every process may run it, each row is
+//     taken by one (SKIP LOCKED), and a crash before commit leaves it pending;
+//   - subscriber jobs run the module's handler with a receipt of the event id
+//     in the handler's transaction, so a retried job does its writes once;
+//   - module jobs (ctx.enqueue, or per tenant on a cron in the tenant's time
+//     zone) run their handler, retried with exponential backoff and jitter,
+//     dead-lettered after their last try.
+// Every job carries its tenant as pg-boss group: a worker runs at most
+// `tenantConcurrency` jobs of one tenant at a time, so one tenant's burst
+// cannot starve the others.
+import type { Job, JobInsert, JobResult, PgBoss } from 'pg-boss';
+import type { Databases } from '../db/databases.ts';
+import type { Outbox, PlinthEvent } from '../data/outbox.ts';
+import { eventOf } from '../data/outbox.ts';
+import { run, type Row } from '../data/sql.ts';
+import type { CrudContext } from '../crud/crud-service.ts';
+import type { TenantRegistry, Tenant } from '../tenancy/registry.ts';
+import { SYSTEM, type Principal } from '../access/principal.ts';
+import type { ModuleContext } from '../context/module-context.ts';
+import type { JobDefinition, PluginModule, Subscriber } from '../context/plugin-module.ts';
+import { matchesPattern } from '../manifest/events.ts';
+import { ManifestError } from '../manifest/errors.ts';
+import { txDb, type JobQueues } from './job-queues.ts';
+
+export const SUBSCRIBER_QUEUE = 'plinth.subscriber';
+const CRON_QUEUE = 'plinth.cron';
+const MAINTENANCE_QUEUE = 'plinth.maintenance';
+const deadQueue = (queue: string) => `${queue}.dead`;
+
+export interface EventOptions {
+  /** ms the dispatcher waits when the outbox had nothing (more) to hand on */
+  pollMs: number;
+  /** outbox rows per dispatch transaction, and at most per tenant of them */
+  batchSize: number;
+  perTenant: number;
+  /** jobs of one tenant a worker runs at once */
+  tenantConcurrency: number;
+  /** days dispatched events and their receipts are kept (delivery logs, replays) */
+  retentionDays: number;
+}
+
+export interface Log {
+  error(obj: unknown, msg?: string): void;
+  warn(obj: unknown, msg?: string): void;
+}
+
+interface RuntimeDeps {
+  dbs: Databases;
+  outbox: Outbox;
+  queues: JobQueues;
+  tenants: TenantRegistry;
+  /** the registry table (tenants' connection keys and time zones) */
+  registryTable: string;
+  modules: { manifest: { id: string }; file: string; plugin?: PluginModule }[];
+  knownTypes: string[];
+  contextFor(opts: { tenant: string; principal: Principal; companyId?: string | null }): Promise<ModuleContext>;
+  options: EventOptions;
+}
+
+interface SubscriberJob {
+  tenantId: string;
+  subscriber: string;
+  event: PlinthEvent;
+}
+interface ModuleJob {
+  tenantId: string;
+  companyId: string | null;
+  data: unknown;
+}
+
+interface NamedSubscriber {
+  name: string;
+  def: Subscriber;
+}
+
+export class EventRuntime {
+  readonly subscribers: NamedSubscriber[] = [];
+  /** queue name ("<module>.<job>") → definition */
+  readonly jobs = new Map<string, JobDefinition>();
+  #deps: RuntimeDeps;
+  #running = false;
+  #loops: Promise<void>[] = [];
+  #wake: (() => void)[] = [];
+  #log: Log = { error: () => {}, warn: () => {} };
+
+  constructor(deps: RuntimeDeps) {
+    this.#deps = deps;
+    for (const m of deps.modules) {
+      for (const [name, def] of Object.entries(m.plugin?.subscribers ?? {})) {
+        for (const pattern of def.events) {
+          if (!deps.knownTypes.some((t) => matchesPattern(pattern, t))) {
+            throw new ManifestError(m.file, '/', `plugins/${m.manifest.id}/index.ts subscriber "${name}" listens to "${pattern}", which matches no event type`);
+          }
+        }
+        this.subscribers.push({ name: `${m.manifest.id}.${name}`, def });
+      }
+      for (const [name, def] of Object.entries(m.plugin?.jobs ?? {})) this.jobs.set(`${m.manifest.id}.${name}`, def);
+    }
+  }
+
+  /** Creates the queues on every database (idempotent): a process that only sends jobs needs them too. */
+  async prepare(): Promise<void> {
+    for (const key of this.#deps.queues.keys) {
+      const boss = this.#deps.queues.boss(key);
+      const retry = { retryBackoff: true, retryDelay: 5, retryDelayMax: 3600 };
+      await ensureQueue(boss, deadQueue(SUBSCRIBER_QUEUE), { retentionSeconds: 14 * 86400 });
+      await ensureQueue(boss, SUBSCRIBER_QUEUE, { ...retry, retryLimit: 9, deadLetter: deadQueue(SUBSCRIBER_QUEUE), expireInSeconds: 300 });
+      for (const [queue, def] of this.jobs) {
+        await ensureQueue(boss, deadQueue(queue), { retentionSeconds: 14 * 86400 });
+        await ensureQueue(boss, queue, {
+          retryLimit: (def.attempts ?? 5) - 1,
+          retryBackoff: true,
+          retryDelay: def.retryDelaySeconds ?? 5,
+          retryDelayMax: def.retryDelayMaxSeconds ?? 3600,
+          expireInSeconds: def.timeoutSeconds ?? 300,
+          deadLetter: deadQueue(queue),
+        });
+      }
+      await ensureQueue(boss, CRON_QUEUE, { retryLimit: 3 });
+      await ensureQueue(boss, MAINTENANCE_QUEUE, { retryLimit: 1 });
+    }
+  }
+
+  /** Sends a module job for the context's tenant and company, in its transaction if it is in one. */
+  async enqueue(crud: CrudContext, name: string, data: unknown, opts: { startAfter?: Date | number; key?: string } = {}): Promise<string | null> {
+    if (!this.jobs.has(name)) throw new Error(`no module declares the job "${name}" (plugin "jobs")`);
+    const tenant = this.#deps.tenants.cached(crud.tenantId) ?? (await this.#deps.tenants.find(crud.tenantId));
+    const boss = this.#deps.queues.boss(tenant!.connectionKey);
+    const job: ModuleJob = { tenantId: crud.tenantId, companyId: crud.companyId, data };
+    return boss.send(name, job as unknown as object, { group: { id: crud.tenantId }, startAfter: opts.startAfter, singletonKey: opts.key, db: txDb(crud.em) });
+  }
+
+  /** Starts the dispatchers and workers of this process. */
+  async start(log: Log): Promise<void> {
+    this.#log = log;
+    this.#running = true;
+    for (const key of this.#deps.queues.keys) {
+      const boss = this.#deps.queues.boss(key);
+      this.#loops.push(this.#dispatchLoop(key, boss));
+      const work = { batchSize: 20, perJobResults: true as const, burstWhenBatchFull: true, pollingIntervalSeconds: 0.5, groupConcurrency: this.#deps.options.tenantConcurrency };
+      await boss.work<SubscriberJob>(SUBSCRIBER_QUEUE, work, (jobs) => settle(jobs, (job) => this.#runSubscriber(job)));
+      for (const [queue, def] of this.jobs) {
+        await boss.work<ModuleJob>(queue, work, (jobs) => settle(jobs, (job) => this.#runJob(def, job)));
+      }
+      await boss.work<{ job: string; tz: string }>(CRON_QUEUE, async ([job]) => this.#fanOutCron(key, boss, job.data));
+      await boss.work(MAINTENANCE_QUEUE, async () => this.#maintain(key));
+      await boss.schedule(MAINTENANCE_QUEUE, '17 * * * *', {}, { key: 'outbox' });
+      await this.syncSchedules(key);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.#running = false;
+    this.#wake.splice(0).forEach((w) => w());
+    await Promise.all(this.#loops.splice(0));
+  }
+
+  /** Runs the dispatcher of every database now (tests, and callers that just wrote); resolves when the outbox is drained. */
+  async dispatchNow(): Promise<number> {
+    let total = 0;
+    for (const key of this.#deps.queues.keys) {
+      for (let n = -1; n !== 0;) total += n = await this.#dispatch(key, this.#deps.queues.boss(key));
+    }
+    return total;
+  }
+
+  async #dispatchLoop(key: string, boss: PgBoss): Promise<void> {
+    let failures = 0;
+    while (this.#running) {
+      let handed = 0;
+      try {
+        handed = await this.#dispatch(key, boss);
+        failures = 0;
+      } catch (err) {
+        // the database is gone or restarting: back off, then try again (the rows stay pending)
+        failures++;
+        if (this.#running) this.#log.error({ err, database: key }, 'event dispatch failed');
+      }
+      if (handed < this.#deps.options.batchSize || failures) await this.#sleep(failures ? Math.min(30_000, 250 * 2 ** failures) : this.#deps.options.pollMs);
+    }
+  }
+
+  #sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#wake = this.#wake.filter((w) => w !== done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.#wake.push(done);
+    });
+  }
+
+  /** One batch: pending rows, fairly across tenants, become subscriber jobs in the transaction that marks them. */
+  async #dispatch(key: string, boss: PgBoss): Promise<number> {
+    const { outbox, options } = this.#deps;
+    const em = this.#deps.dbs.get(key).em.fork();
+    return em.transactional(async (tx) => {
+      const rows = await run(
+        tx,
+        `select * from ${outbox.table} where id in (
+           select id from (select id, row_number() over (partition by tenant_id order by id) as n from ${outbox.table} where dispatched_at is null) p where n <= $1)
+         order by id limit $2 for update skip locked`,
+        [options.perTenant, options.batchSize],
+      );
+      if (!rows.length) return 0;
+      const jobs: JobInsert<SubscriberJob>[] = [];
+      for (const row of rows) {
+        const event = eventOf(row);
+        for (const s of this.subscribers) {
+          if (s.def.events.some((p) => matchesPattern(p, event.type))) jobs.push({ data: { tenantId: event.tenantId, subscriber: s.name, event }, group: { id: event.tenantId } });
+        }
+      }
+      if (jobs.length) await boss.insert(SUBSCRIBER_QUEUE, jobs, { db: txDb(tx) });
+      await run(tx, `update ${outbox.table} set dispatched_at = now() where id = any($1::uuid[])`, [rows.map((r) => r.id)]);
+      return rows.length;
+    });
+  }
+
+  async #tenant(id: string): Promise<Tenant | undefined> {
+    const tenant = await this.#deps.tenants.find(id);
+    return tenant?.status === 'active' ? tenant : undefined;
+  }
+
+  async #runSubscriber(job: Job<SubscriberJob>): Promise<void> {
+    const { event, subscriber } = job.data;
+    const s = this.subscribers.find((x) => x.name === subscriber);
+    // a subscriber removed since, or a tenant gone or suspended: nothing to do
+    if (!s || !(await this.#tenant(event.tenantId))) return;
+    const ctx = await this.#deps.contextFor({ tenant: event.tenantId, principal: SYSTEM, companyId: event.companyId });
+    await ctx.transaction(async (tx) => {
+      if (await this.#deps.outbox.receipt(tx.crud.em, event.id, subscriber)) await s.def.handle(tx, event);
+    });
+  }
+
+  async #runJob(def: JobDefinition, job: Job<ModuleJob>): Promise<void> {
+    const { tenantId, companyId, data } = job.data;
+    if (!(await this.#tenant(tenantId))) return;
+    const ctx = await this.#deps.contextFor({ tenant: tenantId, principal: SYSTEM, companyId });
+    const attempts = def.attempts ?? 5;
+    const attempt = job.retryCount + 1;
+    try {
+      await def.handle(ctx, data, { id: job.id, attempt, attempts });
+    } catch (err) {
+      // the last try: the job goes to the dead-letter queue; the module hears of it once
+      if (attempt >= attempts && def.dead) await def.dead(ctx, data, (err as Error).message ?? String(err));
+      throw err;
+    }
+  }
+
+  /**
+   * Keeps one schedule per (cron job, time zone in use) on database `key`:
+   * it fires at the cron time of that zone and fans out to its tenants.
+   */
+  async syncSchedules(key: string): Promise<void> {
+    const boss = this.#deps.queues.boss(key);
+    const zones = (await this.#registry(`select distinct time_zone as "tz" from ${this.#deps.registryTable} where connection_key = ? and status = 'active'`, [key])).map((r) => r.tz as string);
+    const wanted = new Map<string, { job: string; tz: string; cron: string }>();
+    for (const [job, def] of this.jobs) if (def.cron) for (const tz of zones) wanted.set(`${job}@${tz}`, { job, tz, cron: def.cron });
+    for (const s of await boss.getSchedules(CRON_QUEUE)) if (!wanted.has(s.key)) await boss.unschedule(CRON_QUEUE, s.key);
+    for (const [k, w] of wanted) await boss.schedule(CRON_QUEUE, w.cron, { job: w.job, tz: w.tz }, { tz: w.tz, key: k });
+  }
+
+  async #fanOutCron(key: string, boss: PgBoss, { job, tz }: { job: string; tz: string }): Promise<void> {
+    if (!this.jobs.has(job)) return;
+    const tenants = await this.#registry(`select id from ${this.#deps.registryTable} where connection_key = ? and time_zone = ? and status = 'active' order by id`, [key, tz]);
+    for (let i = 0; i < tenants.length; i += 500) {
+      const jobs = tenants.slice(i, i + 500).map((t) => ({ data: { tenantId: t.id, companyId: null, data: {} }, group: { id: t.id as string } }));
+      await boss.insert(job, jobs);
+    }
+  }
+
+  async #maintain(key: string): Promise<void> {
+    const { outbox, options } = this.#deps;
+    const em = this.#deps.dbs.get(key).em.fork();
+    const cutoff = `now() - make_interval(days => ${Math.max(1, Math.floor(options.retentionDays))})`;
+    await run(em, `delete from ${outbox.table} where dispatched_at is not null and occurred_at < ${cutoff}`, []);
+    await run(em, `delete from ${outbox.receipts} where handled_at < ${cutoff}`, []);
+  }
+
+  #registry(sql: string, params: unknown[]): Promise<Row[]> {
+    return this.#deps.dbs.main.em.getConnection().execute(sql, params) as Promise<Row[]>;
+  }
+}
+
+async function ensureQueue(boss: PgBoss, name: string, options: Record<string, unknown>): Promise<void> {
+  if (await boss.getQueue(name)) await boss.updateQueue(name, options);
+  else await boss.createQueue(name, options);
+}
+
+/** Runs a batch's jobs one after another and reports each one's outcome (a failure retries only that job). */
+async function settle<T>(jobs: Job<T>[], fn: (job: Job<T>) => Promise<void>): Promise<JobResult[]> {
+  const out: JobResult[] = [];
+  for (const job of jobs) {
+    try {
+      await fn(job);
+      out.push({ id: job.id, status: 'completed' });
+    } catch (err) {
+      out.push({ id: job.id, status: 'failed', output: { message: (err as Error).message ?? String(err) } });
+    }
+  }
+  return out;
+}
