@@ -34,6 +34,29 @@ export interface Config {
   registrySchema: string;
   platformAdmin?: { email: string; password: string };
   demoData: boolean;
+  /** this process dispatches events and works jobs (WORKERS=false: it only serves requests and sends jobs) */
+  workers: boolean;
+  /** connections the job runner opens per PostgreSQL database */
+  jobsPoolSize: number;
+  events: {
+    /** ms the dispatcher waits when the outbox is empty */
+    pollMs: number;
+    batchSize: number;
+    /** outbox rows of one tenant per dispatch batch */
+    perTenant: number;
+    /** jobs of one tenant a process runs at once */
+    tenantConcurrency: number;
+    retentionDays: number;
+    /** every job's first retry delay in seconds, instead of its declaration's (tests, development) */
+    retryDelaySeconds?: number;
+  };
+  /** HTTP calls module code makes (webhooks): where to and how much */
+  outbound: {
+    /** allow loopback, private and link-local targets (a local receiver in development); never in production */
+    allowPrivate: boolean;
+    timeoutMs: number;
+    maxResponseBytes: number;
+  };
 }
 
 const int = (v: string | undefined, fallback: number) => (v && /^\d+$/.test(v) ? Number(v) : fallback);
@@ -99,5 +122,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     registrySchema: env.REGISTRY_SCHEMA ?? 'platform',
     platformAdmin: admin,
     demoData: env.DEMO_DATA ? env.DEMO_DATA === 'true' : true,
+    workers: env.WORKERS !== 'false',
+    jobsPoolSize: Math.max(2, int(env.JOBS_POOL_SIZE, 4)),
+    events: {
+      pollMs: Math.max(10, int(env.EVENTS_POLL_MS, 250)),
+      batchSize: Math.max(1, int(env.EVENTS_BATCH_SIZE, 500)),
+      perTenant: Math.max(1, int(env.EVENTS_PER_TENANT, 100)),
+      tenantConcurrency: Math.max(1, int(env.JOBS_TENANT_CONCURRENCY, 5)),
+      retentionDays: Math.max(1, int(env.EVENTS_RETENTION_DAYS, 7)),
+      retryDelaySeconds: env.JOBS_RETRY_DELAY_SECONDS ? Math.max(1, int(env.JOBS_RETRY_DELAY_SECONDS, 5)) : undefined,
+    },
+    outbound: {
+      allowPrivate: env.OUTBOUND_ALLOW_PRIVATE === 'true',
+      timeoutMs: Math.max(100, int(env.OUTBOUND_TIMEOUT_MS, 10_000)),
+      maxResponseBytes: Math.max(0, int(env.OUTBOUND_MAX_RESPONSE_BYTES, 64 * 1024)),
+    },
   };
 }

@@ -31,6 +31,9 @@ import { ManifestError } from './manifest/errors.ts';
 import type { Authenticator } from './context/authenticators.ts';
 import { Outbox } from './data/outbox.ts';
 import { EventCatalog } from './manifest/events.ts';
+import { JobQueues } from './events/job-queues.ts';
+import { EventRuntime, type Log } from './events/runtime.ts';
+import { checkTargetUrl, postJson } from './outbound-http.ts';
 
 export interface LoadedModule extends LoadedManifest {
   plugin?: PluginModule;
@@ -61,6 +64,12 @@ export interface Kernel {
   events: EventCatalog;
   /** the transactional outbox every write records its event in */
   outbox: Outbox;
+  /** the job runner (pg-boss), one per database */
+  queues: JobQueues;
+  /** the outbox's dispatcher, the modules' subscribers and jobs */
+  eventRuntime: EventRuntime;
+  /** starts dispatching events and working jobs in this process (the server does, with config.workers) */
+  startWorkers(log: Log): Promise<void>;
   /** principals other than users, by name, from the modules' plugins */
   authenticators: Map<string, Authenticator>;
   /**
@@ -95,12 +104,14 @@ export async function openKernel(config: Config): Promise<Kernel> {
   // one LISTEN connection on a shared server; embedded PGlite serves one process only
   const listener = config.databases.main ? new PgListener(config.databases.main) : undefined;
   const outbox = new Outbox(config.registrySchema);
+  const queues = new JobQueues(dbs, { schema: `${config.registrySchema}_jobs`, poolSize: config.jobsPoolSize, maintain: config.workers });
   try {
     await dbs.open();
     await tenants.ensure();
     await revocations.ensure();
     await loginThrottle.ensure();
     await outbox.ensure(dbs);
+    await queues.start();
     if (listener) {
       syncRegistry(tenants, listener);
       revocations.listenOn(listener);
@@ -108,6 +119,7 @@ export async function openKernel(config: Config): Promise<Kernel> {
       await listener.start();
     }
   } catch (err) {
+    await queues.stop();
     await listener?.close();
     await dbs.close();
     throw err;
@@ -126,6 +138,7 @@ export async function openKernel(config: Config): Promise<Kernel> {
     permissions: new PermissionCatalog(manifests),
     events: new EventCatalog(manifests),
     outbox,
+    queues,
     secrets: new SecretBox(config.secretKey),
     model(name: string) {
       const m = models.get(name);
@@ -134,6 +147,8 @@ export async function openKernel(config: Config): Promise<Kernel> {
     },
     close: async () => {
       unsubscribe();
+      await kernel.eventRuntime?.stop();
+      await queues.stop();
       await listener?.close();
       await dbs.close();
     },
@@ -152,6 +167,11 @@ export async function openKernel(config: Config): Promise<Kernel> {
     rolesChanged: (tenantId) => roleChanges.announce(tenantId),
     outbox,
     events: kernel.events,
+    enqueue: (crud, job, data, opts) => kernel.eventRuntime.enqueue(crud, job, data, opts),
+    outbound: {
+      postJson: (url, body, headers) => postJson(url, body, headers, config.outbound),
+      checkUrl: (url) => checkTargetUrl(url, config.outbound.allowPrivate),
+    },
   });
   kernel.contextFor = async ({ tenant: id, principal, companyId = null, language }) => {
     const tenant = await tenants.find(id);
@@ -161,6 +181,24 @@ export async function openKernel(config: Config): Promise<Kernel> {
     const em = dbs.get(tenant.connectionKey).em.fork({ schema: tenant.schema });
     return kernel.services.contextOf(crudContextOf({ tenant, principal, ability, companyId, em, read: { prefs: [lang], translations: false }, writeLanguage: lang }));
   };
+  try {
+    kernel.eventRuntime = new EventRuntime({
+      dbs,
+      outbox,
+      queues,
+      tenants,
+      registryTable: tenants.table,
+      modules,
+      knownTypes: kernel.events.types.map((t) => t.type),
+      contextFor: (opts) => kernel.contextFor(opts),
+      options: config.events,
+    });
+    await kernel.eventRuntime.prepare();
+  } catch (err) {
+    await kernel.close();
+    throw err;
+  }
+  kernel.startWorkers = (log) => kernel.eventRuntime.start(log);
   return kernel;
 }
 

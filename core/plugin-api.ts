@@ -3,11 +3,12 @@
 // scoped data access per entity, transactions, after-commit work and the
 // caller; never the Kernel, an unscoped EntityManager or a secret. See the
 // README's "Writing a module" for a walk-through.
-export type { PluginModule, PluginHandler, RouteSchemas, TypedRequest } from './context/plugin-module.ts';
+export type { PluginModule, PluginHandler, RouteSchemas, TypedRequest, Subscriber, JobDefinition, JobRun, PlinthEvent } from './context/plugin-module.ts';
 export { handler } from './context/plugin-module.ts';
 export { Type } from 'typebox';
 export type { EntityHooks, WriteEvent, BeforeWriteEvent } from './context/hooks.ts';
-export type { ModuleContext, EntityData, Principal } from './context/module-context.ts';
+export type { ModuleContext, EntityData, Principal, EnqueueOptions } from './context/module-context.ts';
+export { EVENT_PATTERN, matchesPattern } from './manifest/events.ts';
 export type { Row, Dto } from './crud/row-mapper.ts';
 export type { Authenticator, Authentication } from './context/authenticators.ts';
 export { SYSTEM } from './access/principal.ts';

@@ -31,6 +31,8 @@ closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
 });
 
 await app.listen({ host: config.host, port: config.port });
+// events reach subscribers and webhooks, jobs run: here unless WORKERS=false (a process that only serves requests)
+if (config.workers) await kernel.startWorkers(log);
 // the port actually bound: PORT=0 asks the system for a free one
 const address = app.server.address();
 const port = typeof address === 'object' && address ? address.port : config.port;

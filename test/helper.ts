@@ -49,6 +49,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     LOG_LEVEL: 'silent',
     RATE_LIMIT_MAX: '100000',
     DEMO_DATA: 'false',
+    // tests that need the event dispatcher and job workers start them (kernel.startWorkers)
+    WORKERS: 'false',
     // a scaffolded module's tests can point the kernel at other manifests and plugins
     ...(process.env.MANIFESTS_DIR ? { MANIFESTS_DIR: process.env.MANIFESTS_DIR } : {}),
     ...(process.env.PLUGINS_DIR ? { PLUGINS_DIR: process.env.PLUGINS_DIR } : {}),
@@ -97,6 +99,7 @@ export async function build(t: Teardown, opts: { config?: Partial<Config>; logge
       const conn = kernel.dbs.get(tenant.connectionKey).em.getConnection();
       await conn.execute(`drop schema if exists "${tenant.schema}" cascade`);
       await conn.execute('delete from platform.tenants where id = ?', [id]);
+      await conn.execute('delete from platform.events where tenant_id = ?', [id]);
     }
     await kernel.close();
   });

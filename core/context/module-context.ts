@@ -14,6 +14,8 @@ import type { Condition } from '../data/scope.ts';
 import { run } from '../data/sql.ts';
 import { SYSTEM, type Principal } from '../access/principal.ts';
 import { inTransaction } from '../crud/crud-service.ts';
+import type { PlinthEvent } from '../data/outbox.ts';
+import { matchesPattern } from '../manifest/events.ts';
 
 export type { Principal };
 
@@ -33,6 +35,27 @@ export interface ContextServices {
   rolesChanged(tenantId: string): Promise<void>;
   /** writes a declared domain event to the outbox, on the context's connection (inside its transaction, if any) */
   emit(crud: CrudContext, type: string, event: EmittedEvent): Promise<void>;
+  /** sends a module job for the context's tenant and company, inside its transaction if any */
+  enqueue(crud: CrudContext, job: string, data: unknown, opts: EnqueueOptions): Promise<string | null>;
+  /** an event of the context's tenant still in the outbox (kept for the configured retention) */
+  readEvent(crud: CrudContext, id: string): Promise<PlinthEvent | null>;
+  outbound: Outbound;
+  /** every event type of the loaded modules */
+  eventTypes: string[];
+}
+
+export interface EnqueueOptions {
+  /** not before this time (or this many seconds from now) */
+  startAfter?: Date | number;
+  /** tries before the job is dead; default: the job's declaration */
+  attempts?: number;
+}
+
+/** HTTP calls out of the runtime, under the kernel's SSRF policy, timeout and response cap (config "outbound"). */
+export interface Outbound {
+  postJson(url: string, body: string, headers: Record<string, string>): Promise<{ status: number; durationMs: number; body: string; truncated: boolean }>;
+  /** why the kernel would refuse to call `url`, or null */
+  checkUrl(url: string): string | null;
 }
 
 /** A domain event as module code emits it; tenant, company, actor, id and time come from the context. */
@@ -58,6 +81,8 @@ export interface EntityData {
   remove(id: string, opts?: { ifMatch?: string }): Promise<void>;
   /** the API shape of a row, in the context's languages */
   toDto(row: Row): Dto;
+  /** the plain value of a secret field of a row the context can read (a signing key to use, never to show) */
+  revealSecret(id: string, field: string): Promise<string | null>;
 }
 
 export class ModuleContext {
@@ -105,6 +130,7 @@ export class ModuleContext {
       update: (id, input, opts = {}) => service.update(ctx, id, input, { replace: false, ...opts }),
       remove: (id, opts = {}) => service.remove(ctx, id, opts.ifMatch),
       toDto: (row) => service.toDto(row, ctx.read),
+      revealSecret: (id, field) => service.revealSecret(ctx, id, field),
     };
   }
 
@@ -149,6 +175,29 @@ export class ModuleContext {
    */
   emit(type: string, event: EmittedEvent): Promise<void> {
     return this.#services.emit(this.crud, type, event);
+  }
+
+  /**
+   * Sends job `name` ("<module>.<job>" a plugin declares) for this tenant and
+   * company; inside a transaction it is sent only if the transaction commits.
+   */
+  enqueue(name: string, data: unknown, opts: EnqueueOptions = {}): Promise<string | null> {
+    return this.#services.enqueue(this.crud, name, data, opts);
+  }
+
+  /** An event of this tenant, by id, while the outbox keeps it; null otherwise. */
+  event(id: string): Promise<PlinthEvent | null> {
+    return this.#services.readEvent(this.crud, id);
+  }
+
+  /** The event types of the loaded modules a subscription pattern ("crm.*") matches. */
+  eventTypesMatching(pattern: string): string[] {
+    return this.#services.eventTypes.filter((t) => matchesPattern(pattern, t));
+  }
+
+  /** HTTP calls to addresses outside the runtime (webhook targets), under the kernel's SSRF policy. */
+  get http(): Outbound {
+    return this.#services.outbound;
   }
 
   /** Permission codes a set of roles holds in this tenant. */

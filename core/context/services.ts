@@ -6,7 +6,8 @@ import type { EntityModel } from '../model/entity-model.ts';
 import type { SecretBox } from '../secrets.ts';
 import type { Ability } from '../access/abilities.ts';
 import { CrudService, type CrudContext, type WriteHooks, type WriteEvent } from '../crud/crud-service.ts';
-import { ModuleContext, type ContextServices, type EmittedEvent } from './module-context.ts';
+import { ModuleContext, type ContextServices, type EmittedEvent, type EnqueueOptions, type Outbound } from './module-context.ts';
+import type { PlinthEvent } from '../data/outbox.ts';
 import type { EntityHooks } from './hooks.ts';
 import type { Outbox } from '../data/outbox.ts';
 import type { EventCatalog } from '../manifest/events.ts';
@@ -24,6 +25,8 @@ export interface ServiceDeps {
   /** where writes record their events (none: no events, e.g. a script's kernel without the tables) */
   outbox?: Outbox;
   events: EventCatalog;
+  enqueue(crud: CrudContext, job: string, data: unknown, opts: EnqueueOptions): Promise<string | null>;
+  outbound: Outbound;
 }
 
 export class KernelServices implements ContextServices {
@@ -65,6 +68,18 @@ export class KernelServices implements ContextServices {
   }
   rolesChanged(tenantId: string): Promise<void> {
     return this.#deps.rolesChanged(tenantId);
+  }
+  get eventTypes(): string[] {
+    return this.#deps.events.types.map((t) => t.type);
+  }
+  get outbound(): Outbound {
+    return this.#deps.outbound;
+  }
+  enqueue(crud: CrudContext, job: string, data: unknown, opts: EnqueueOptions): Promise<string | null> {
+    return this.#deps.enqueue(crud, job, data, opts);
+  }
+  async readEvent(crud: CrudContext, id: string): Promise<PlinthEvent | null> {
+    return (await this.#deps.outbox?.read(crud, id)) ?? null;
   }
   async emit(crud: CrudContext, type: string, event: EmittedEvent): Promise<void> {
     const { event: declared, error } = this.#deps.events.check(type, event.payload);

@@ -132,7 +132,7 @@ export class CrudService {
   constructor(model: EntityModel, models: Map<string, EntityModel>, secrets?: SecretBox, hooks: WriteHooks = {}, outbox?: Outbox) {
     this.model = model;
     this.#hooks = hooks;
-    this.#outbox = outbox;
+    this.#outbox = model.events ? outbox : undefined;
     const type = (action: (typeof CRUD_ACTIONS)[keyof typeof CRUD_ACTIONS]) => crudEventType(model.module, model.name, action);
     this.#eventTypes = { create: type('created'), replace: type('updated'), update: type('updated'), delete: type('deleted') };
     this.#models = models;
@@ -237,6 +237,22 @@ export class CrudService {
         });
       }
     }
+  }
+
+  /**
+   * The plain value of secret field `field` of row `id`, for module code that
+   * must use it (a webhook's signing key); 404 unless the caller can read the
+   * row, null when unset. Never for a response.
+   */
+  async revealSecret(ctx: CrudContext, id: string, field: string): Promise<string | null> {
+    const f = this.model.byName.get(field);
+    if (!f?.secret) throw new Error(`${this.model.name}.${field} is no secret field`);
+    const scope = this.scope(ctx, 'read');
+    const row = scope && (await this.#table.byId(ctx.em, this.params(ctx), id, scope, { columns: () => `t.${q(f.column)} as "sealed"` }));
+    if (!row) throw httpError('NOT_FOUND', `${this.model.name} ${id} does not exist`);
+    if (typeof row.sealed !== 'string') return null;
+    if (!this.#secrets) throw new Error(`${this.model.name}.${field} is secret, but no SecretBox was given`);
+    return this.#secrets.decrypt(row.sealed);
   }
 
   /** Rows meeting `where` (grant-condition syntax) within the caller's read scope, oldest first unless `orderBy` (a sort spec) says otherwise. */

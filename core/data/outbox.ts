@@ -99,6 +99,13 @@ export class Outbox {
     await run(src.em, `insert into ${this.table} (id, tenant_id, company_id, type, entity, entity_id, actor_kind, actor_id, payload, payload_version) values ${rows.join(', ')}`, values);
   }
 
+  /** Event `id` of `src`'s tenant, while it is kept. */
+  async read(src: EventSource, id: string): Promise<PlinthEvent | null> {
+    if (!/^[0-9a-f-]{36}$/i.test(id)) return null;
+    const [row] = await run(src.em, `select * from ${this.table} where id = $1 and tenant_id = $2`, [id, src.tenantId]);
+    return row ? eventOf(row) : null;
+  }
+
   /**
    * Marks (event, subscriber) handled in `em`'s transaction; false when it was
    * already (a redelivery): the handler's work then must not run again.

@@ -19,7 +19,7 @@ import { run, type Row } from '../data/sql.ts';
 import type { CrudContext } from '../crud/crud-service.ts';
 import type { TenantRegistry, Tenant } from '../tenancy/registry.ts';
 import { SYSTEM, type Principal } from '../access/principal.ts';
-import type { ModuleContext } from '../context/module-context.ts';
+import type { EnqueueOptions, ModuleContext } from '../context/module-context.ts';
 import type { JobDefinition, PluginModule, Subscriber } from '../context/plugin-module.ts';
 import { matchesPattern } from '../manifest/events.ts';
 import { ManifestError } from '../manifest/errors.ts';
@@ -40,6 +40,8 @@ export interface EventOptions {
   tenantConcurrency: number;
   /** days dispatched events and their receipts are kept (delivery logs, replays) */
   retentionDays: number;
+  /** overrides every job's first retry delay (tests) */
+  retryDelaySeconds?: number;
 }
 
 export interface Log {
@@ -69,6 +71,8 @@ interface ModuleJob {
   tenantId: string;
   companyId: string | null;
   data: unknown;
+  /** tries, when the sender chose other than the job's declaration */
+  attempts?: number;
 }
 
 interface NamedSubscriber {
@@ -105,18 +109,20 @@ export class EventRuntime {
   async prepare(): Promise<void> {
     for (const key of this.#deps.queues.keys) {
       const boss = this.#deps.queues.boss(key);
-      const retry = { retryBackoff: true, retryDelay: 5, retryDelayMax: 3600 };
+      const delay = this.#deps.options.retryDelaySeconds;
+      const retry = { retryBackoff: true, retryDelay: delay ?? 5, retryDelayMax: 3600 };
       await ensureQueue(boss, deadQueue(SUBSCRIBER_QUEUE), { retentionSeconds: 14 * 86400 });
-      await ensureQueue(boss, SUBSCRIBER_QUEUE, { ...retry, retryLimit: 9, deadLetter: deadQueue(SUBSCRIBER_QUEUE), expireInSeconds: 300 });
+      await ensureQueue(boss, SUBSCRIBER_QUEUE, { ...retry, retryLimit: 9, deadLetter: deadQueue(SUBSCRIBER_QUEUE), expireInSeconds: 300, notify: true });
       for (const [queue, def] of this.jobs) {
         await ensureQueue(boss, deadQueue(queue), { retentionSeconds: 14 * 86400 });
         await ensureQueue(boss, queue, {
           retryLimit: (def.attempts ?? 5) - 1,
           retryBackoff: true,
-          retryDelay: def.retryDelaySeconds ?? 5,
+          retryDelay: delay ?? def.retryDelaySeconds ?? 5,
           retryDelayMax: def.retryDelayMaxSeconds ?? 3600,
           expireInSeconds: def.timeoutSeconds ?? 300,
           deadLetter: deadQueue(queue),
+          notify: true,
         });
       }
       await ensureQueue(boss, CRON_QUEUE, { retryLimit: 3 });
@@ -125,12 +131,18 @@ export class EventRuntime {
   }
 
   /** Sends a module job for the context's tenant and company, in its transaction if it is in one. */
-  async enqueue(crud: CrudContext, name: string, data: unknown, opts: { startAfter?: Date | number; key?: string } = {}): Promise<string | null> {
+  async enqueue(crud: CrudContext, name: string, data: unknown, opts: EnqueueOptions = {}): Promise<string | null> {
     if (!this.jobs.has(name)) throw new Error(`no module declares the job "${name}" (plugin "jobs")`);
+    const attempts = opts.attempts === undefined ? undefined : Math.max(1, Math.floor(opts.attempts));
     const tenant = this.#deps.tenants.cached(crud.tenantId) ?? (await this.#deps.tenants.find(crud.tenantId));
     const boss = this.#deps.queues.boss(tenant!.connectionKey);
-    const job: ModuleJob = { tenantId: crud.tenantId, companyId: crud.companyId, data };
-    return boss.send(name, job as unknown as object, { group: { id: crud.tenantId }, startAfter: opts.startAfter, singletonKey: opts.key, db: txDb(crud.em) });
+    const job: ModuleJob = { tenantId: crud.tenantId, companyId: crud.companyId, data, attempts };
+    return boss.send(name, job as unknown as object, {
+      group: { id: crud.tenantId },
+      startAfter: opts.startAfter,
+      ...(attempts ? { retryLimit: attempts - 1 } : {}),
+      db: txDb(crud.em),
+    });
   }
 
   /** Starts the dispatchers and workers of this process. */
@@ -140,7 +152,8 @@ export class EventRuntime {
     for (const key of this.#deps.queues.keys) {
       const boss = this.#deps.queues.boss(key);
       this.#loops.push(this.#dispatchLoop(key, boss));
-      const work = { batchSize: 20, perJobResults: true as const, burstWhenBatchFull: true, pollingIntervalSeconds: 0.5, groupConcurrency: this.#deps.options.tenantConcurrency };
+      // batches (a batch of one waits out the polling interval after every job), woken by NOTIFY on PostgreSQL
+      const work = { batchSize: 20, localConcurrency: 4, perJobResults: true as const, burstWhenBatchFull: true, pollingIntervalSeconds: 0.5, groupConcurrency: this.#deps.options.tenantConcurrency };
       await boss.work<SubscriberJob>(SUBSCRIBER_QUEUE, work, (jobs) => settle(jobs, (job) => this.#runSubscriber(job)));
       for (const [queue, def] of this.jobs) {
         await boss.work<ModuleJob>(queue, work, (jobs) => settle(jobs, (job) => this.#runJob(def, job)));
@@ -241,7 +254,7 @@ export class EventRuntime {
     const { tenantId, companyId, data } = job.data;
     if (!(await this.#tenant(tenantId))) return;
     const ctx = await this.#deps.contextFor({ tenant: tenantId, principal: SYSTEM, companyId });
-    const attempts = def.attempts ?? 5;
+    const attempts = job.data.attempts ?? def.attempts ?? 5;
     const attempt = job.retryCount + 1;
     try {
       await def.handle(ctx, data, { id: job.id, attempt, attempts });

@@ -56,6 +56,7 @@ export class EventCatalog {
     this.types = [];
     for (const m of manifests) {
       for (const e of m.entities ?? []) {
+        if (e.events === false) continue;
         for (const [op, action] of Object.entries(CRUD_ACTIONS)) {
           this.types.push({ type: crudEventType(m.id, e.name, action), module: m.id, entity: e.name, description: `A ${e.label ?? e.name} was ${action} (generated ${op}).`, version: 1 });
         }

@@ -93,6 +93,9 @@ export const EntitySchema = Type.Object(
     ),
     transitions: Type.Optional(TransitionsSchema),
     audit: Type.Optional(Type.Boolean({ description: "record every create, update and delete in the module's auditLog entity, in the same transaction" })),
+    events: Type.Optional(
+      Type.Boolean({ description: 'emit <module>.<entity>.<created|updated|deleted> on every write (default true); false for logs whose rows are no news to anyone (a delivery log)' }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -53,6 +53,8 @@ export interface EntityModel {
   transitions?: Transitions;
   /** the module's audit entity, when this entity is audited */
   auditLog?: string;
+  /** writes emit generated events (manifest "events", default true) */
+  events: boolean;
   /** some grant limits its fields (a grant's `fields`): any field may read as null */
   fieldRules: boolean;
 }
@@ -112,6 +114,7 @@ export function describeModel(manifest: Manifest, entity: ManifestEntity, ormEnt
     pathBound,
     transitions: entity.transitions,
     auditLog: entity.audit ? manifest.auditLog : undefined,
+    events: entity.events !== false,
     fieldRules: false,
   };
 }
