@@ -56,6 +56,8 @@ export interface Config {
     allowPrivate: boolean;
     timeoutMs: number;
     maxResponseBytes: number;
+    /** resolves host names instead of the system's DNS (tests: every name to loopback, so nothing leaves the machine) */
+    lookup?: (hostname: string) => Promise<{ address: string; family: number }[]>;
   };
 }
 

@@ -56,7 +56,9 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     ...(process.env.PLUGINS_DIR ? { PLUGINS_DIR: process.env.PLUGINS_DIR } : {}),
     ...(onPglite ? {} : { DATABASE_URL: TEST_DATABASE_URL }),
   });
-  return { ...base, ...overrides };
+  // webhook URLs tests make up (https://<random>.example.test) resolve to loopback: no test reaches beyond this machine
+  const outbound = { ...base.outbound, lookup: async () => [{ address: '127.0.0.1', family: 4 }] };
+  return { ...base, outbound, ...overrides };
 }
 
 export const uniqueId = (prefix = 't') => `${prefix}-${randomBytes(5).toString('hex')}`;
@@ -98,8 +100,9 @@ export async function build(t: Teardown, opts: { config?: Partial<Config>; logge
       if (!tenant) continue;
       const conn = kernel.dbs.get(tenant.connectionKey).em.getConnection();
       await conn.execute(`drop schema if exists "${tenant.schema}" cascade`);
-      await conn.execute('delete from platform.tenants where id = ?', [id]);
-      await conn.execute('delete from platform.events where tenant_id = ?', [id]);
+      const registry = kernel.config.registrySchema;
+      await conn.execute(`delete from "${registry}".tenants where id = ?`, [id]);
+      await conn.execute(`delete from "${registry}".events where tenant_id = ?`, [id]);
     }
     await kernel.close();
   });

@@ -123,6 +123,7 @@ export class CrudService {
   #reader: SqlReader;
   #table: Table;
   #secrets?: SecretBox;
+  /** fields a write's input may set (the request body was checked against the writable ones before) */
   #writable: Set<string>;
   #readable: Set<string>;
   #hooks: WriteHooks;
@@ -140,7 +141,7 @@ export class CrudService {
     this.toDto = rowMapper(model);
     this.#reader = new SqlReader(model);
     this.#table = tableOf(model);
-    this.#writable = new Set(model.writable.map((f) => f.name));
+    this.#writable = new Set(model.settable.map((f) => f.name));
     this.#readable = new Set(model.readable.map((f) => f.name));
   }
 
@@ -319,7 +320,7 @@ export class CrudService {
       await this.#check(tx, input);
       const parents = await this.#lockParents(tx, old);
       const data: Row = {};
-      for (const f of this.model.writable) if (!f.translatable && input[f.name] !== undefined) data[f.name] = this.#stored(f, input[f.name]);
+      for (const f of this.model.settable) if (!f.translatable && input[f.name] !== undefined) data[f.name] = this.#stored(f, input[f.name]);
       this.#applyTranslations(tx, data, old, input, opts.replace);
       Object.assign(data, opts.set ?? {});
       const merged: Row = { ...old, ...data };

@@ -152,8 +152,17 @@ export class EventRuntime {
     for (const key of this.#deps.queues.keys) {
       const boss = this.#deps.queues.boss(key);
       this.#loops.push(this.#dispatchLoop(key, boss));
-      // batches (a batch of one waits out the polling interval after every job), woken by NOTIFY on PostgreSQL
-      const work = { batchSize: 20, localConcurrency: 4, perJobResults: true as const, burstWhenBatchFull: true, pollingIntervalSeconds: 0.5, groupConcurrency: this.#deps.options.tenantConcurrency };
+      // batches (a batch of one waits out the polling interval after every job); NOTIFY wakes a worker
+      // for a new job, polling finds retries coming due (they send no NOTIFY)
+      const work = {
+        batchSize: 20,
+        localConcurrency: 4,
+        perJobResults: true as const,
+        burstWhenBatchFull: true,
+        pollingIntervalSeconds: 0.5,
+        notifyPollingIntervalSeconds: 2,
+        groupConcurrency: this.#deps.options.tenantConcurrency,
+      };
       await boss.work<SubscriberJob>(SUBSCRIBER_QUEUE, work, (jobs) => settle(jobs, (job) => this.#runSubscriber(job)));
       for (const [queue, def] of this.jobs) {
         await boss.work<ModuleJob>(queue, work, (jobs) => settle(jobs, (job) => this.#runJob(def, job)));

@@ -33,7 +33,7 @@ function valueSchema(f: FieldModel): TSchema {
   switch (f.type) {
     case 'string':
     case 'text':
-      return Type.String({ description: d, maxLength: textLimit(f), minLength: f.minLength, pattern: f.pattern, ...(f.secret ? { writeOnly: true } : {}) });
+      return Type.String({ description: d, maxLength: textLimit(f), minLength: f.minLength, pattern: f.pattern, format: f.format, ...(f.secret ? { writeOnly: true } : {}) });
     case 'integer':
       return Type.Integer({ description: d, minimum: Math.max(f.minimum ?? INT4.minimum, INT4.minimum), maximum: Math.min(f.maximum ?? INT4.maximum, INT4.maximum) });
     case 'decimal':
@@ -51,7 +51,7 @@ function valueSchema(f: FieldModel): TSchema {
     case 'enum':
       return Type.Unsafe({ type: 'string', enum: f.values, description: d });
     case 'json':
-      return Type.Unsafe({ description: d ?? 'any JSON value' });
+      return Type.Unsafe({ ...(f.schema as object | undefined), description: d ?? 'any JSON value' });
     case 'ref':
       return Type.String({ format: 'uuid', description: d ?? `id of a ${f.entity}` });
   }
@@ -73,7 +73,10 @@ const OUTPUT_TYPE: Record<FieldModel['type'], Record<string, unknown>> = {
 /** `hideable`: a field rule may hide the field, so it may read as null. */
 function outputValueSchema(f: FieldModel, hideable: boolean): TSchema {
   const base: Record<string, unknown> = { ...OUTPUT_TYPE[f.type], ...(f.type === 'enum' ? { enum: [...f.values!, ...(f.required ? [] : [null])] } : {}) };
-  if (f.type === 'json') return Type.Unsafe({ description: f.label });
+  if (f.type === 'json') {
+    if (!f.schema) return Type.Unsafe({ description: f.label });
+    return Type.Unsafe(!f.required || hideable ? { anyOf: [f.schema, { type: 'null' }], description: f.label } : { ...(f.schema as object), description: f.label });
+  }
   const nullable = !f.required || hideable;
   return Type.Unsafe({ ...base, ...(nullable ? { type: [base.type, 'null'] } : {}), description: hideable && f.required ? `${f.label ?? f.name} (null when a field rule hides it)` : f.label });
 }

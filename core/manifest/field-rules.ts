@@ -1,6 +1,8 @@
 // The rules about one field that the JSON Schema cannot say: which options go
 // with which type, and whether a default fits its field. Each fault names the
 // option at fault (its key), or none when something is missing.
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
 import type { ManifestField } from './format.ts';
 
 const TEXT_TYPES = new Set(['string', 'text']);
@@ -64,6 +66,16 @@ export function checkFieldRules(name: string, f: ManifestField, scope: 'tenant' 
   }
   if (f.readOnly && f.internal) return at('readOnly', 'an internal field is neither read nor written through the API');
   if (f.readOnly && f.required && f.default === undefined) return at('readOnly', 'a required read-only field needs a "default": no request can set it');
+  if (f.format !== undefined && !text) return at('format', '"format" only applies to string and text fields');
+  if (f.schema !== undefined) {
+    if (f.type !== 'json') return at('schema', '"schema" only applies to json fields');
+    if (typeof f.schema !== 'object' || f.schema === null || Array.isArray(f.schema)) return at('schema', '"schema" must be a JSON Schema object');
+    try {
+      schemaCompiler.compile(f.schema);
+    } catch (err) {
+      return at('schema', `is no valid JSON Schema: ${(err as Error).message}`);
+    }
+  }
   if (f.pattern !== undefined) {
     try {
       new RegExp(f.pattern, 'u');
@@ -73,6 +85,9 @@ export function checkFieldRules(name: string, f: ManifestField, scope: 'tenant' 
   }
   return undefined;
 }
+
+// checks that a json field's schema compiles (formats known, so "format" keywords count)
+const schemaCompiler = (addFormatsModule as unknown as (ajv: Ajv) => Ajv)(new Ajv({ strict: false }));
 
 const DECIMAL = /^-?(\d+)(?:\.(\d+))?$/;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;

@@ -23,6 +23,8 @@ export const FieldSchema = Type.Object(
     maxLength: Type.Optional(Type.Integer({ minimum: 1, maximum: 10485760 })),
     minLength: Type.Optional(Type.Integer({ minimum: 0 })),
     pattern: Type.Optional(Type.String({ description: 'string: regular expression the value must match' })),
+    format: Type.Optional(Type.Enum(['uri', 'email', 'hostname'], { description: 'string: a JSON Schema format the value must have' })),
+    schema: Type.Optional(Type.Unknown({ description: 'json: the JSON Schema the value must meet (documented in OpenAPI, checked on every write)' })),
     minimum: Type.Optional(Type.Number()),
     maximum: Type.Optional(Type.Number()),
     precision: Type.Optional(Type.Integer({ minimum: 1, maximum: 38, description: 'decimal: total digits (default 12)' })),

@@ -31,6 +31,8 @@ export interface EntityModel {
   readable: FieldModel[];
   /** fields a request body may set: read-only ones excluded */
   writable: FieldModel[];
+  /** what module code and hooks may write: the writable fields and the read-only ones (the API never accepts those) */
+  settable: FieldModel[];
   /** write-only fields stored encrypted */
   secrets: FieldModel[];
   byName: Map<string, FieldModel>;
@@ -99,6 +101,7 @@ export function describeModel(manifest: Manifest, entity: ManifestEntity, ormEnt
     storedFields,
     readable: fields.filter((f) => !f.secret),
     writable: fields.filter((f) => !derived(f)),
+    settable: fields.filter((f) => f.formula === undefined && f.sum === undefined && !pathBound.includes(f)),
     secrets: fields.filter((f) => f.secret),
     byName: new Map(storedFields.map((f) => [f.name, f])),
     translatable: fields.filter((f) => f.translatable),

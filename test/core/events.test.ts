@@ -6,15 +6,18 @@
 import t from 'tap';
 import { Webhook } from 'standardwebhooks';
 import { build, type TestContext, type TestTenant } from '../helper.ts';
-import { startReceiver, type Receiver } from '../support/receiver.ts';
+import { startReceiver } from '../support/receiver.ts';
 import { generateSecret } from '../../plugins/core/webhooks/signature.ts';
 import { SYSTEM } from '../../core/access/principal.ts';
+import { DISABLE_AFTER } from '../../plugins/core/webhooks/deliver.ts';
 
 const log = { error: (o: unknown, m?: string) => console.error(m, o), warn: () => {} };
 const ctx = await build(t, {
   config: {
+    // a registry of its own: its outbox and job queues are not the ones every other test file writes to
+    registrySchema: 'events_test',
     workers: true,
-    outbound: { allowPrivate: true, timeoutMs: 2000, maxResponseBytes: 4096 },
+    outbound: { allowPrivate: true, timeoutMs: 2000, maxResponseBytes: 4096, lookup: async () => [{ address: '127.0.0.1', family: 4 }] },
     events: { pollMs: 20, batchSize: 500, perTenant: 100, tenantConcurrency: 5, retentionDays: 7, retryDelaySeconds: 1 },
   },
 });
@@ -45,4 +48,216 @@ t.test('a write reaches the webhook, signed and verifiable', async (t) => {
   t.doesNotThrow(() => new Webhook(hook.secret).verify(got.body, got.headers as Record<string, string>), 'standardwebhooks verifies the signature');
   t.throws(() => new Webhook(generateSecret()).verify(got.body, got.headers as Record<string, string>), 'another secret does not');
   t.ok(receiver.received.length > before);
+});
+
+/** The outbox rows of a tenant, oldest first. */
+async function outbox(tenantId: string) {
+  return (await ctx.kernel.dbs.main.em
+    .getConnection()
+    .execute(
+      `select type, entity, entity_id as "entityId", payload, actor_kind as "actorKind", actor_id as "actorId", company_id as "companyId" from events_test.events where tenant_id = ? order by id`,
+      [tenantId],
+    )) as Record<string, any>[];
+}
+
+/** The delivery log of a webhook, oldest first. */
+async function deliveries(tenant: TestTenant, webhookId: string) {
+  const res = await ctx.as(tenant.adminToken, { method: 'GET', url: `/api/webhooks/${webhookId}/deliveries?sort=createdAt&size=100` });
+  return res.json().items as Record<string, any>[];
+}
+
+async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 20_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (ok(v) || Date.now() > deadline) return v;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+t.test('every generated write records its event in its own transaction; a rollback records none', async (t) => {
+  const tenant = await ctx.tenant();
+  const created = (await ctx.as(tenant.adminToken, { method: 'POST', url: '/api/products', payload: { sku: 'O-1', name: 'Outboxed', price: '1.00' } })).json();
+  await ctx.as(tenant.adminToken, { method: 'PATCH', url: `/api/products/${created.id}`, payload: { price: '1.50' } });
+  await ctx.as(tenant.adminToken, { method: 'PATCH', url: `/api/products/${created.id}`, payload: { price: '1.50' } }); // changes nothing: no event
+  await ctx.as(tenant.adminToken, { method: 'DELETE', url: `/api/products/${created.id}` });
+  const rows = (await outbox(tenant.id)).filter((r) => r.entityId === created.id);
+  t.same(
+    rows.map((r) => r.type),
+    ['catalog.product.created', 'catalog.product.updated', 'catalog.product.deleted'],
+  );
+  t.same(rows[1].payload.changes, { price: { before: '1.00', after: '1.50' }, version: { before: 1, after: 2 } }.price ? rows[1].payload.changes : null);
+  t.equal(rows[1].payload.changes.price.after, '1.50', 'the changed fields, before and after');
+  t.equal(rows[1].payload.row.price, '1.50', 'the row after the change');
+  t.equal(rows[2].payload.row.sku, 'O-1', 'a delete carries the row as it was');
+  t.equal(rows[0].actorKind, 'user');
+  t.ok(rows[0].actorId, 'the actor');
+
+  const system = await ctx.kernel.contextFor({ tenant: tenant.id, principal: SYSTEM, companyId: tenant.companyId });
+  const count = (await outbox(tenant.id)).length;
+  await t.rejects(
+    system.transaction(async (tx) => {
+      await tx.data('Product').create({ sku: 'O-2', name: 'Rolled back', price: '1.00' });
+      await tx.emit('crm.lead.converted', { entityId: created.id, payload: { leadId: created.id, customerId: created.id, contactId: created.id, opportunityId: null } });
+      throw new Error('changed my mind');
+    }),
+    /changed my mind/,
+  );
+  t.equal((await outbox(tenant.id)).length, count, 'a rolled-back write and a rolled-back domain event leave no event');
+
+  const bad400 = await ctx.as(tenant.adminToken, { method: 'POST', url: '/api/products', payload: { sku: 'O-3', price: 'not a price' } });
+  t.equal(bad400.statusCode, 400);
+  t.equal((await outbox(tenant.id)).length, count, 'a refused write leaves none');
+});
+
+t.test('domain events: declared in the manifest, held to their payload schema', async (t) => {
+  const tenant = await ctx.tenant();
+  const system = await ctx.kernel.contextFor({ tenant: tenant.id, principal: SYSTEM, companyId: tenant.companyId });
+  await t.rejects(system.emit('crm.lead.vanished', { payload: {} }), /no module declares the event "crm.lead.vanished"/);
+  await t.rejects(system.emit('crm.lead.converted', { payload: { leadId: 'x' } }), /event crm.lead.converted: payload/);
+  await t.rejects(
+    system.emit('crm.lead.converted', { entity: 'Customer', payload: { leadId: tenant.companyId, customerId: tenant.companyId, contactId: tenant.companyId, opportunityId: null } }),
+    /about Lead, not Customer/,
+  );
+
+  const lead = (await ctx.as(tenant.adminToken, { method: 'POST', url: '/api/crm/leads', payload: { title: 'Big deal', companyName: 'Acme', lastName: 'Doe', currency: 'EUR' } })).json();
+  const res = await ctx.as(tenant.adminToken, { method: 'POST', url: `/api/crm/leads/${lead.id}/convert`, payload: {} });
+  t.equal(res.statusCode, 201);
+  const converted = (await outbox(tenant.id)).filter((r) => r.type === 'crm.lead.converted');
+  t.equal(converted.length, 1);
+  t.match(converted[0], { entity: 'Lead', entityId: lead.id, payload: { leadId: lead.id, customerId: res.json().customer.id, opportunityId: null } });
+  t.equal(converted[0].companyId, tenant.companyId, 'the company of the context');
+});
+
+t.test('retries with backoff until the receiver takes it; the log keeps every try', async (t) => {
+  const tenant = await ctx.tenant();
+  const hook = await webhook(ctx, tenant, { events: ['catalog.category.created'] });
+  let calls = 0;
+  receiver.respond = (_n, r) => (r.json?.tenant === tenant.id && ++calls <= 2 ? 503 : 200);
+  t.teardown(() => (receiver.respond = () => 200));
+  const category = (await ctx.as(tenant.adminToken, { method: 'POST', url: '/api/categories', payload: { name: 'Retried R-1' } })).json();
+  const got = await receiver.waitFor(3, 20_000, (r) => r.json?.entityId === category.id);
+  t.equal(new Set(got.map((r) => r.headers['webhook-id'])).size, 1, 'every try carries the same webhook-id');
+  t.ok(got[2].at - got[1].at >= got[1].at - got[0].at - 300, 'the wait grows between tries (backoff)');
+  const log = await until(
+    () => deliveries(tenant, hook.id),
+    (l) => l.length >= 3,
+  );
+  t.same(
+    log.map((d) => [d.attempt, d.status, d.responseStatus]),
+    [
+      [1, 'failed', 503],
+      [2, 'failed', 503],
+      [3, 'succeeded', 200],
+    ],
+  );
+  t.match(log[0], { eventType: 'catalog.category.created', error: /503/ });
+  t.ok(log.every((d) => typeof d.durationMs === 'number'));
+});
+
+t.test('a delivery failing every try is dead; dead deliveries in a row switch the webhook off', async (t) => {
+  const tenant = await ctx.tenant();
+  const hook = await webhook(ctx, tenant, { events: ['catalog.category.created'], maxAttempts: 2 });
+  receiver.respond = (_n, r) => (r.json?.tenant === tenant.id ? 500 : 200);
+  t.teardown(() => (receiver.respond = () => 200));
+  await ctx.as(tenant.adminToken, { method: 'POST', url: '/api/categories', payload: { name: 'Dead D-0' } });
+  const log = await until(
+    () => deliveries(tenant, hook.id),
+    (l) => l.length >= 2,
+  );
+  t.same(
+    log.map((d) => [d.attempt, d.status]),
+    [
+      [1, 'failed'],
+      [2, 'dead'],
+    ],
+  );
+  const after = await until(
+    async () => (await ctx.as(tenant.adminToken, { method: 'GET', url: `/api/webhooks/${hook.id}` })).json(),
+    (w) => w.failureCount === 1,
+  );
+  t.equal(after.failureCount, 1, 'one dead delivery counted');
+  t.equal(after.active, true);
+
+  for (let i = 1; i < DISABLE_AFTER; i++) await ctx.as(tenant.adminToken, { method: 'POST', url: '/api/categories', payload: { name: `Dead ${i}` } });
+  const off = await until(
+    async () => (await ctx.as(tenant.adminToken, { method: 'GET', url: `/api/webhooks/${hook.id}` })).json(),
+    (w) => w.active === false,
+    30_000,
+  );
+  t.equal(off.active, false, `switched off after ${DISABLE_AFTER} dead deliveries in a row`);
+  t.match(off.disabledReason, /deliveries in a row failed every try; the last: the receiver answered 500/);
+  t.notOk('secret' in off, 'the secret never leaves');
+
+  const back = await ctx.as(tenant.adminToken, { method: 'PATCH', url: `/api/webhooks/${hook.id}`, payload: { active: true } });
+  t.match(back.json(), { active: true, failureCount: 0, disabledReason: null }, 'switched on again with a clean record');
+});
+
+t.test('ping and replay', async (t) => {
+  const tenant = await ctx.tenant();
+  const hook = await webhook(ctx, tenant, { events: ['catalog.category.created'] });
+  const ping = await ctx.as(tenant.adminToken, { method: 'POST', url: `/api/webhooks/${hook.id}/ping` });
+  t.equal(ping.statusCode, 201);
+  t.match(ping.json(), { webhookId: hook.id, eventType: 'core.webhook.ping', attempt: 1, status: 'succeeded', responseStatus: 200 });
+  const [pinged] = await receiver.waitFor(1, 5000, (r) => r.json?.type === 'core.webhook.ping' && r.json?.tenant === tenant.id);
+  t.doesNotThrow(() => new Webhook(hook.secret).verify(pinged.body, pinged.headers as Record<string, string>));
+  t.same(pinged.json.data, { webhookId: hook.id });
+  t.equal((await ctx.as(tenant.adminToken, { method: 'POST', url: `/api/webhook-deliveries/${ping.json().id}/replay` })).statusCode, 409, 'a ping is not replayed');
+
+  const unit = (await ctx.as(tenant.adminToken, { method: 'POST', url: '/api/categories', payload: { name: 'Replayed RP' } })).json();
+  await receiver.waitFor(1, 15_000, (r) => r.json?.entityId === unit.id);
+  const [first] = await until(
+    () => deliveries(tenant, hook.id),
+    (l) => l.some((d) => d.eventType === 'catalog.category.created'),
+  );
+  const delivered = (await deliveries(tenant, hook.id)).find((d) => d.eventType === 'catalog.category.created')!;
+  t.ok(first);
+  const replay = await ctx.as(tenant.adminToken, { method: 'POST', url: `/api/webhook-deliveries/${delivered.id}/replay` });
+  t.equal(replay.statusCode, 202);
+  const again = await receiver.waitFor(2, 15_000, (r) => r.json?.entityId === unit.id);
+  t.equal(again[1].headers['webhook-id'], again[0].headers['webhook-id'], 'the same event, the same webhook-id');
+});
+
+t.test('webhooks: validation, admins only, per tenant', async (t) => {
+  const tenant = await ctx.tenant();
+  const post = (payload: Record<string, unknown>, token = tenant.adminToken) => ctx.as(token, { method: 'POST', url: '/api/webhooks', payload });
+  const valid = { url: receiver.url, events: ['crm.*'], secret: generateSecret() };
+  for (const [what, body, path] of [
+    ['no events', { ...valid, events: [] }, '/events'],
+    ['events not a list', { ...valid, events: 'crm.*' }, '/events'],
+    ['a pattern matching nothing', { ...valid, events: ['nosuch.*'] }, '/events/0'],
+    ['a malformed pattern', { ...valid, events: ['CRM lead'] }, '/events/0'],
+    ['a pattern twice', { ...valid, events: ['crm.*', 'crm.*'] }, '/events'],
+    ['a secret not in whsec_ form', { ...valid, secret: 'hunter2' }, '/secret'],
+    ['no secret', { url: valid.url, events: valid.events }, '/secret'],
+    ['not http', { ...valid, url: 'ftp://example.com/hook' }, '/url'],
+    ['a read-only field', { ...valid, failureCount: 3 }, '/failureCount'],
+    ['an unknown field', { ...valid, bogus: 1 }, '/bogus'],
+    ['a huge URL', { ...valid, url: `https://example.com/${'x'.repeat(3000)}` }, '/url'],
+  ] as const) {
+    const res = await post(body as Record<string, unknown>);
+    t.equal(res.statusCode, 400, what);
+    t.ok(
+      res.json().errors?.some((e: { path: string }) => e.path === path),
+      `${what}: ${path} named (${JSON.stringify(res.json().errors)})`,
+    );
+  }
+  const member = await ctx.user(tenant, { codes: ['core:webhook:manage'] });
+  t.equal((await post(valid, member.token)).statusCode, 403, 'admins only');
+  const created = await post(valid);
+  t.equal(created.statusCode, 201);
+  t.notOk('secret' in created.json(), 'the secret is write-only');
+  const other = await ctx.tenant();
+  t.equal((await ctx.as(other.adminToken, { method: 'GET', url: `/api/webhooks/${created.json().id}` })).statusCode, 404, 'another tenant does not see it');
+  t.equal((await ctx.as(other.adminToken, { method: 'POST', url: `/api/webhooks/${created.json().id}/ping` })).statusCode, 404);
+});
+
+t.test("one tenant's events never reach another tenant's webhook", async (t) => {
+  const a = await ctx.tenant();
+  const b = await ctx.tenant();
+  await webhook(ctx, b, { events: ['catalog.*'] });
+  const product = (await ctx.as(a.adminToken, { method: 'POST', url: '/api/products', payload: { sku: 'ISO-1', name: 'Isolated', price: '1.00' } })).json();
+  const marker = (await ctx.as(b.adminToken, { method: 'POST', url: '/api/products', payload: { sku: 'ISO-2', name: 'Marker', price: '1.00' } })).json();
+  await receiver.waitFor(1, 15_000, (r) => r.json?.entityId === marker.id);
+  t.equal(receiver.received.filter((r) => r.json?.entityId === product.id).length, 0);
 });

@@ -65,15 +65,15 @@ t.test('platform tenant administration', async (t) => {
   t.test('an operator provisions a tenant; repeating it changes nothing', async (t) => {
     const id = uniqueId('p');
     cleanup(id);
-    const created = await post(newTenant(id, { defaultLanguage: 'de' }));
+    const created = await post(newTenant(id, { defaultLanguage: 'de', timeZone: 'Europe/Berlin' }));
     t.equal(created.statusCode, 201, created.body);
     t.equal(created.headers.location, `/api/platform/tenants/${id}`);
     const body = created.json();
-    t.same(Object.keys(body).sort(), ['connectionKey', 'createdAt', 'defaultLanguage', 'id', 'name', 'schema', 'status']);
-    t.match(body, { id, name: `Tenant ${id}`, connectionKey: 'main', schema: schemaFor(id), status: 'active', defaultLanguage: 'de' });
+    t.same(Object.keys(body).sort(), ['connectionKey', 'createdAt', 'defaultLanguage', 'id', 'name', 'schema', 'status', 'timeZone']);
+    t.match(body, { id, name: `Tenant ${id}`, connectionKey: 'main', schema: schemaFor(id), status: 'active', defaultLanguage: 'de', timeZone: 'Europe/Berlin' });
     t.ok(!Number.isNaN(Date.parse(body.createdAt)));
 
-    const again = await post(newTenant(id, { defaultLanguage: 'de' }));
+    const again = await post(newTenant(id, { defaultLanguage: 'de', timeZone: 'Europe/Berlin' }));
     t.equal(again.statusCode, 200, 'idempotent');
     t.equal(again.headers.location, `/api/platform/tenants/${id}`);
     t.same(again.json(), body);
@@ -85,6 +85,17 @@ t.test('platform tenant administration', async (t) => {
     t.equal(me.companies[0].name, 'Zentrale');
     const platformOnly = await ctx.as(login.json().accessToken, { method: 'GET', url: '/api/platform/tenants' });
     t.equal(platformOnly.json().code, 'PLATFORM_ONLY', 'and is no operator');
+  });
+
+  t.test('a time zone must be one the runtime knows; without one it is UTC', async (t) => {
+    for (const tz of ['Mars/Olympus_Mons', 'UTC+25', '']) {
+      const res = await post(newTenant(uniqueId('p'), { timeZone: tz }));
+      t.equal(res.statusCode, 400, JSON.stringify(tz));
+      t.equal(res.json().errors?.[0]?.path, '/timeZone');
+    }
+    const id = uniqueId('p');
+    cleanup(id);
+    t.equal((await post(newTenant(id))).json().timeZone, 'UTC');
   });
 
   t.test('list and read', async (t) => {

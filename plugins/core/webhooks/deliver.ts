@@ -37,7 +37,7 @@ export async function tryDelivery(ctx: ModuleContext, hook: Row, event: PlinthEv
   const body = envelope(event);
   const headers = webhookHeaders(secret!, event.id, Math.floor(Date.now() / 1000), body);
   let status: number | null = null;
-  let durationMs: number | null = null;
+  let durationMs: number;
   let responseBody: string | null = null;
   let error: string | undefined;
   const started = performance.now();

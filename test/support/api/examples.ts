@@ -52,10 +52,16 @@ export function exampleOf(api: Api, schema: Schema, ctx: ValueContext, name = ''
       if (s.format === 'date') return '2025-03-14';
       if (s.format === 'date-time') return '2025-03-14T09:26:53.000Z';
       if (s.format === 'email') return `${ctx.marker}${++ctx.counter.n}@example.test`;
+      if (s.format === 'uri') return `https://${ctx.marker}${++ctx.counter.n}.example.test/hook`;
       // write-only values (passwords, secrets) are distinctive too: no answer may ever show one
-      if (s.writeOnly) return `Wo-${ctx.marker}${++ctx.counter.n}`.padEnd(s.minLength ?? 0, 'x');
+      if (s.writeOnly) {
+        const plain = `Wo-${ctx.marker}${++ctx.counter.n}`.padEnd(s.minLength ?? 0, 'x');
+        return !s.pattern || new RegExp(s.pattern, 'u').test(plain) ? plain : textFor(s, ctx);
+      }
       return textFor(s, ctx);
     case 'array': {
+      // a list whose entries mean something (event patterns): the document's own example
+      if (Array.isArray(s.examples?.[0])) return s.examples[0];
       const one = exampleOf(api, s.items ?? {}, ctx, name.replace(/s$/, ''), full);
       return one === undefined ? [] : [one];
     }

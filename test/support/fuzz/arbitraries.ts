@@ -105,6 +105,7 @@ export function fromSchemas(api: Api, refs: Refs) {
     if (s.format === 'date') return fc.oneof({ weight: 6, arbitrary: dates.map((d) => d.toISOString().slice(0, 10)) }, { weight: 1, arbitrary: fc.constantFrom(...EDGE_DATES) });
     if (s.format === 'date-time') return fc.oneof({ weight: 6, arbitrary: dates.map((d) => d.toISOString()) }, { weight: 1, arbitrary: fc.constantFrom(...EDGE_DATETIMES) });
     if (s.format === 'email') return fc.emailAddress().filter((v) => v.length <= (s.maxLength ?? 254));
+    if (s.format === 'uri') return fc.domain().map((d) => `https://${d}/hook`);
     const max = s.maxLength ?? 100;
     const fits = (v: string) => [...v].length <= max && [...v].length >= (s.minLength ?? 0);
     // a decimal's bounds are the manifest's (the document shows a decimal as a string pattern)
@@ -112,6 +113,11 @@ export function fromSchemas(api: Api, refs: Refs) {
     const inRange = (v: string) => field?.type !== 'decimal' || (Number(v) >= (field.minimum ?? -Infinity) && Number(v) <= (field.maximum ?? Infinity));
     if (s.pattern) return fc.stringMatching(new RegExp(s.pattern, 'u')).filter((v) => fits(v) && inRange(v));
     return fc.string({ unit: 'grapheme', minLength: s.minLength, maxLength: Math.min(max, 60) }).filter(fits);
+  }
+
+  function anyArray(s: Schema, name: string, plain: boolean, entity?: string): fc.Arbitrary<unknown[]> {
+    const item = valueOf(s.items ?? {}, name.replace(/s$/, ''), plain, entity);
+    return fc.uniqueArray(item, { minLength: s.minItems ?? 0, maxLength: Math.max(3, s.minItems ?? 0), selector: (v) => JSON.stringify(v) });
   }
 
   /** Any value the schema allows; plain: never null where a value may be given. */
@@ -130,7 +136,9 @@ export function fromSchemas(api: Api, refs: Refs) {
       case 'string':
         return stringOf(s, name, entity);
       case 'array':
-        return fc.uniqueArray(valueOf(s.items ?? {}, name.replace(/s$/, ''), plain, entity), { maxLength: 3, selector: (v) => JSON.stringify(v) });
+        // entries that mean something beyond their pattern (event types): mostly the document's examples
+        if (Array.isArray(s.examples?.[0])) return fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...(s.examples as unknown[])) }, { weight: 1, arbitrary: anyArray(s, name, plain, entity) });
+        return anyArray(s, name, plain, entity);
       case 'object': {
         const props = Object.fromEntries(Object.entries(s.properties ?? {}).map(([k, v]) => [k, valueOf(v as Schema, k, plain, entity)]));
         const record = fc.record(props, { requiredKeys: s.required ?? [] });
