@@ -39,6 +39,8 @@ export interface Config {
   /** connections the job runner opens per PostgreSQL database */
   jobsPoolSize: number;
   events: {
+    /** writes record events (EVENTS=off: no outbox rows, so no subscribers or webhooks hear of them) */
+    enabled: boolean;
     /** ms the dispatcher waits when the outbox is empty */
     pollMs: number;
     batchSize: number;
@@ -127,6 +129,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workers: env.WORKERS !== 'false',
     jobsPoolSize: Math.max(2, int(env.JOBS_POOL_SIZE, 4)),
     events: {
+      enabled: env.EVENTS !== 'off',
       pollMs: Math.max(10, int(env.EVENTS_POLL_MS, 250)),
       batchSize: Math.max(1, int(env.EVENTS_BATCH_SIZE, 500)),
       perTenant: Math.max(1, int(env.EVENTS_PER_TENANT, 100)),

@@ -165,7 +165,7 @@ export async function openKernel(config: Config): Promise<Kernel> {
     revokeRefreshTokens: (ctx, userId) => new Identity(kernel).revokeAllOf(ctx.em, userId),
     revokeAccessTokens: (tenantId, userId) => revocations.revokeUser(tenantId, userId),
     rolesChanged: (tenantId) => roleChanges.announce(tenantId),
-    outbox,
+    outbox: config.events.enabled ? outbox : undefined,
     events: kernel.events,
     enqueue: (crud, job, data, opts) => kernel.eventRuntime.enqueue(crud, job, data, opts),
     outbound: {

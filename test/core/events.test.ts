@@ -18,7 +18,7 @@ const ctx = await build(t, {
     registrySchema: 'events_test',
     workers: true,
     outbound: { allowPrivate: true, timeoutMs: 2000, maxResponseBytes: 4096, lookup: async () => [{ address: '127.0.0.1', family: 4 }] },
-    events: { pollMs: 20, batchSize: 500, perTenant: 100, tenantConcurrency: 5, retentionDays: 7, retryDelaySeconds: 1 },
+    events: { enabled: true, pollMs: 20, batchSize: 500, perTenant: 100, tenantConcurrency: 5, retentionDays: 7, retryDelaySeconds: 1 },
   },
 });
 await ctx.kernel.startWorkers(log);
