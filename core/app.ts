@@ -16,6 +16,7 @@ import { installOpenApi } from './http/openapi.ts';
 import { installSecurityHeaders, withSecurityHeaders } from './http/security-headers.ts';
 import { installRequestContext } from './http/request-context.ts';
 import { registerAuthRoutes } from './http/auth-routes.ts';
+import { registerJobRoutes } from './http/job-routes.ts';
 import { registerPlatformRoutes } from './http/platform-routes.ts';
 import { registerDatabaseSizeRoutes } from './http/database-size-routes.ts';
 import { registerHealthRoutes } from './http/health-routes.ts';
@@ -89,6 +90,7 @@ export async function buildApp(kernel: Kernel, opts: AppOptions = {}): Promise<F
   registerAuthRoutes(app, kernel, tokens, abilities);
   registerDatabaseSizeRoutes(app, kernel);
   registerPlatformRoutes(app, kernel);
+  registerJobRoutes(app, kernel);
   for (const module of kernel.modules) registerModuleRoutes(app, kernel, module);
   // Validators compile when the app is ready; by then every shared schema is added.
   installValidators(app, () => Object.values(app.getSchemas()) as never[]);

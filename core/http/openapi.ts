@@ -5,6 +5,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Kernel } from '../kernel.ts';
 import { problemResponses } from './problem.ts';
+import { webhookDocs } from './webhook-docs.ts';
 
 type RouteSchema = Record<string, unknown> & { response?: Record<string, unknown>; security?: unknown; hide?: boolean };
 
@@ -48,10 +49,13 @@ export async function installOpenApi(app: FastifyInstance, kernel: Kernel): Prom
         { name: 'Auth', description: 'Tokens and the caller' },
         { name: 'Platform', description: 'Tenant administration (platform operators)' },
         { name: 'Health', description: 'Liveness and readiness' },
+        { name: 'Jobs', description: 'Background work: webhook deliveries, subscriber runs, module jobs' },
         ...kernel.modules.filter((m) => m.manifest.routes?.length).map((m) => ({ name: m.manifest.name, description: m.manifest.description ?? m.manifest.name })),
       ],
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, ...Object.fromEntries([...kernel.authenticators].map(([name, a]) => [name, a.scheme])) } },
       security: [{ bearerAuth: [] }],
+      // @fastify/swagger passes it through; its types do not know the 3.1 field
+      ...({ webhooks: webhookDocs(kernel, new Set(Object.keys(app.getSchemas()))) } as object),
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `Schema${i}`) },
   });

@@ -191,6 +191,31 @@ t.test('a delivery failing every try is dead; dead deliveries in a row switch th
 
   const back = await ctx.as(tenant.adminToken, { method: 'PATCH', url: `/api/webhooks/${hook.id}`, payload: { active: true } });
   t.match(back.json(), { active: true, failureCount: 0, disabledReason: null }, 'switched on again with a clean record');
+
+  // the dead jobs, as the tenant's administrators see them, and one run again
+  const jobs = await ctx.as(tenant.adminToken, { method: 'GET', url: '/api/jobs?queue=core.deliver-webhook&state=failed' });
+  t.equal(jobs.statusCode, 200);
+  t.equal(jobs.json().total, DISABLE_AFTER, 'every dead delivery is a failed job');
+  const dead = jobs.json().items[0];
+  t.match(dead, { queue: 'core.deliver-webhook', tenant: tenant.id, state: 'failed', attempt: 2, attempts: 2, error: /500/ });
+  receiver.respond = () => 200;
+  const retried = await ctx.as(tenant.adminToken, { method: 'POST', url: `/api/jobs/${dead.id}/retry` });
+  t.equal(retried.statusCode, 202, retried.body);
+  t.not(retried.json().state, 'failed');
+  t.equal((await ctx.as(tenant.adminToken, { method: 'POST', url: `/api/jobs/${dead.id}/retry` })).statusCode, 409, 'only a failed job is retried');
+  const done = await until(
+    async () => (await ctx.as(tenant.adminToken, { method: 'GET', url: `/api/jobs?queue=core.deliver-webhook&state=completed` })).json(),
+    (p) => p.total >= 1,
+  );
+  t.equal(done.items[0].id, dead.id, 'the retried job completed');
+
+  const other = await ctx.tenant();
+  t.equal((await ctx.as(other.adminToken, { method: 'GET', url: '/api/jobs?queue=core.deliver-webhook' })).json().total, 0, "another tenant's administrators see none of them");
+  t.equal((await ctx.as(other.adminToken, { method: 'POST', url: `/api/jobs/${dead.id}/retry` })).statusCode, 404);
+  const member = await ctx.user(tenant, { codes: ['core:webhook:manage'] });
+  t.equal((await ctx.as(member.token, { method: 'GET', url: '/api/jobs' })).statusCode, 403, 'administrators only');
+  t.equal((await ctx.as(tenant.adminToken, { method: 'GET', url: '/api/jobs?state=sleeping' })).statusCode, 400);
+  t.equal((await ctx.as(tenant.adminToken, { method: 'GET', url: '/api/jobs?size=100000' })).statusCode, 400);
 });
 
 t.test('ping and replay', async (t) => {
@@ -260,4 +285,25 @@ t.test("one tenant's events never reach another tenant's webhook", async (t) => 
   const marker = (await ctx.as(b.adminToken, { method: 'POST', url: '/api/products', payload: { sku: 'ISO-2', name: 'Marker', price: '1.00' } })).json();
   await receiver.waitFor(1, 15_000, (r) => r.json?.entityId === marker.id);
   t.equal(receiver.received.filter((r) => r.json?.entityId === product.id).length, 0);
+});
+
+t.test('the OpenAPI document lists every event in its webhooks section', async (t) => {
+  const doc = (await ctx.app.inject({ method: 'GET', url: '/api-docs/json' })).json();
+  const types = ctx.kernel.events.types.map((e) => e.type);
+  t.same(Object.keys(doc.webhooks).sort(), [...types].sort());
+  t.ok(types.includes('catalog.product.created') && types.includes('crm.lead.converted') && types.includes('core.webhook.ping'));
+  t.notOk(
+    types.some((x) => x.startsWith('core.refresh-token.') || x.startsWith('core.webhook-delivery.')),
+    'entities that opt out emit nothing',
+  );
+  const created = doc.webhooks['catalog.product.created'].post;
+  t.same(
+    created.parameters.map((p: { name: string }) => p.name),
+    ['webhook-id', 'webhook-timestamp', 'webhook-signature'],
+  );
+  const body = created.requestBody.content['application/json'].schema;
+  t.equal(body.properties.type.const, 'catalog.product.created');
+  t.equal(body.properties.data.properties.row.$ref, '#/components/schemas/CatalogProduct');
+  const converted = doc.webhooks['crm.lead.converted'].post.requestBody.content['application/json'].schema.properties.data;
+  t.same(converted.required, ['leadId', 'customerId', 'contactId', 'opportunityId'], 'a domain event carries its declared payload schema');
 });

@@ -98,6 +98,23 @@ t.test('platform tenant administration', async (t) => {
     t.equal((await post(newTenant(id))).json().timeZone, 'UTC');
   });
 
+  t.test("operators see every tenant's jobs and the queues; tenant users do not", async (t) => {
+    const queues = await ctx.as(operatorToken, { method: 'GET', url: '/api/platform/queues' });
+    t.equal(queues.statusCode, 200, queues.body);
+    const names = queues.json().map((q: { name: string }) => q.name);
+    t.ok(names.includes('plinth.subscriber') && names.includes('core.deliver-webhook') && names.includes('core.deliver-webhook.dead'), names.join(', '));
+    t.match(queues.json()[0], { database: 'main', queued: Number, active: Number, failed: Number, total: Number });
+    const jobs = await ctx.as(operatorToken, { method: 'GET', url: '/api/platform/jobs?size=5&state=failed' });
+    t.equal(jobs.statusCode, 200, jobs.body);
+    t.match(jobs.json(), { page: 1, size: 5, total: Number });
+    t.equal((await ctx.as(operatorToken, { method: 'GET', url: '/api/platform/jobs?database=nowhere' })).statusCode, 400);
+    const id = uniqueId('p');
+    cleanup(id);
+    await post(newTenant(id));
+    const admin = (await ctx.login(id, `boss@${id}.test`, PASSWORD)).json().accessToken;
+    for (const url of ['/api/platform/jobs', '/api/platform/queues']) t.equal((await ctx.as(admin, { method: 'GET', url })).json().code, 'PLATFORM_ONLY', url);
+  });
+
   t.test('list and read', async (t) => {
     const id = uniqueId('p');
     cleanup(id);
