@@ -15,7 +15,7 @@ import { build, PASSWORD } from '../helper.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
-const KERNEL_AREAS = ['auth', 'platform', 'health'];
+const KERNEL_AREAS = ['auth', 'platform', 'health', 'jobs'];
 
 interface Operation {
   operationId?: string;
