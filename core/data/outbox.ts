@@ -75,8 +75,8 @@ export class Outbox {
         payload jsonb not null,
         payload_version integer not null default 1,
         dispatched_at timestamptz)`,
-      // the dispatcher's queue: only what is not yet handed on, oldest first
-      `create index if not exists events_pending on ${this.table} (id) where dispatched_at is null`,
+      // the dispatcher's queue: only what is not yet handed on, by tenant (taken in turn), oldest first
+      `create index if not exists events_pending_tenant on ${this.table} (tenant_id, id) where dispatched_at is null`,
       `create index if not exists events_tenant on ${this.table} (tenant_id, id)`,
       // (event, subscriber) pairs handled, written in the handler's transaction: a redelivered event is skipped
       `create table if not exists ${this.receipts} (

@@ -89,6 +89,8 @@ export class EventRuntime {
   #loops: Promise<void>[] = [];
   #wake: (() => void)[] = [];
   #log: Log = { error: () => {}, warn: () => {} };
+  /** per database: the tenant the last dispatch batch ended with */
+  #cursor = new Map<string, string>();
 
   constructor(deps: RuntimeDeps) {
     this.#deps = deps;
@@ -149,6 +151,8 @@ export class EventRuntime {
   async start(log: Log): Promise<void> {
     this.#log = log;
     this.#running = true;
+    // pg-boss reports what failed in its loops (a lost connection, a failed maintenance run) and carries on
+    this.#deps.queues.onError((err) => this.#running && log.error({ err }, 'job runner'));
     for (const key of this.#deps.queues.keys) {
       const boss = this.#deps.queues.boss(key);
       this.#loops.push(this.#dispatchLoop(key, boss));
@@ -219,16 +223,9 @@ export class EventRuntime {
 
   /** One batch: pending rows, fairly across tenants, become subscriber jobs in the transaction that marks them. */
   async #dispatch(key: string, boss: PgBoss): Promise<number> {
-    const { outbox, options } = this.#deps;
     const em = this.#deps.dbs.get(key).em.fork();
     return em.transactional(async (tx) => {
-      const rows = await run(
-        tx,
-        `select * from ${outbox.table} where id in (
-           select id from (select id, row_number() over (partition by tenant_id order by id) as n from ${outbox.table} where dispatched_at is null) p where n <= $1)
-         order by id limit $2 for update skip locked`,
-        [options.perTenant, options.batchSize],
-      );
+      const rows = await this.#claim(tx, key);
       if (!rows.length) return 0;
       const jobs: JobInsert<SubscriberJob>[] = [];
       for (const row of rows) {
@@ -238,9 +235,39 @@ export class EventRuntime {
         }
       }
       if (jobs.length) await boss.insert(SUBSCRIBER_QUEUE, jobs, { db: txDb(tx) });
-      await run(tx, `update ${outbox.table} set dispatched_at = now() where id = any($1::uuid[])`, [rows.map((r) => r.id)]);
+      await run(tx, `update ${this.#deps.outbox.table} set dispatched_at = now() where id = any($1::uuid[])`, [rows.map((r) => r.id)]);
       return rows.length;
     });
+  }
+
+  /**
+   * Locks up to batchSize pending rows, at most perTenant of each tenant, the
+   * tenants taken in turn from where the last batch stopped (a skip scan of
+   * the pending index: one probe per tenant, however long a tenant's backlog),
+   * so a tenant's burst waits its turn like everyone else.
+   */
+  async #claim(tx: Parameters<typeof run>[0], key: string): Promise<Row[]> {
+    const { outbox, options } = this.#deps;
+    const t = outbox.table;
+    const after = this.#cursor.get(key) ?? '';
+    const pass = (from: string, upTo: string | null, limit: number) =>
+      run(
+        tx,
+        `with recursive tenants(id) as (
+           (select tenant_id from ${t} where dispatched_at is null and tenant_id > $1 order by tenant_id limit 1)
+           union all
+           select (select e.tenant_id from ${t} e where e.dispatched_at is null and e.tenant_id > tenants.id order by e.tenant_id limit 1) from tenants where tenants.id is not null)
+         select x.* from tenants cross join lateral (
+           select * from ${t} where dispatched_at is null and tenant_id = tenants.id order by id limit $2 for update skip locked) x
+         where tenants.id is not null${upTo === null ? '' : ' and tenants.id <= $4'}
+         limit $3`,
+        upTo === null ? [from, options.perTenant, limit] : [from, options.perTenant, limit, upTo],
+      );
+    const rows = await pass(after, null, options.batchSize);
+    // wrapped around: the tenants up to where the last batch stopped
+    if (rows.length < options.batchSize && after) rows.push(...(await pass('', after, options.batchSize - rows.length)));
+    if (rows.length) this.#cursor.set(key, rows[rows.length - 1].tenant_id);
+    return rows;
   }
 
   async #tenant(id: string): Promise<Tenant | undefined> {
