@@ -1,0 +1,17 @@
+import { PGlite } from '@electric-sql/pglite';
+import { PgBoss, fromPglite } from 'pg-boss';
+import { readFileSync } from 'node:fs';
+import { preparePgliteSnapshot } from '/work/main/test/helper.ts';
+const snap = await preparePgliteSnapshot();
+const dump = readFileSync(snap);
+let t = performance.now();
+const pg = await PGlite.create({ loadDataDir: new Blob([dump]) });
+console.log('load', Math.round(performance.now() - t));
+t = performance.now();
+const boss = new PgBoss({ db: fromPglite(pg), backend: 'pglite', schema: 'platform_jobs', supervise: false, schedule: false, migrate: true });
+await boss.start();
+console.log('boss start (install)', Math.round(performance.now() - t));
+t = performance.now();
+await boss.createQueue('x', { retryLimit: 3 });
+console.log('createQueue', Math.round(performance.now() - t));
+await boss.stop({ close: false });
