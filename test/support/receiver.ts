@@ -1,5 +1,5 @@
 // A webhook receiver on loopback for tests: records every request, answers
-// with the status `respond` picks (default 200), and lets a test wait for a
+// with the status `respond` picks (default 200), after `delay` ms (default 0), and lets a test wait for a
 // number of deliveries.
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,6 +16,8 @@ export interface Receiver {
   received: Received[];
   /** status for the n-th request (1-based); default 200 */
   respond: (n: number, r: Received) => number;
+  /** ms to wait before answering the n-th request (a slow receiver); default 0 */
+  delay: (n: number, r: Received) => number;
   /** resolves once `count` requests (matching `where`) arrived; rejects after `ms` */
   waitFor(count: number, ms?: number, where?: (r: Received) => boolean): Promise<Received[]>;
   close(): Promise<void>;
@@ -28,6 +30,7 @@ export async function startReceiver(): Promise<Receiver> {
     url: '',
     received,
     respond: () => 200,
+    delay: () => 0,
     async waitFor(count, ms = 15_000, where = () => true) {
       const deadline = Date.now() + ms;
       for (;;) {
@@ -57,8 +60,10 @@ export async function startReceiver(): Promise<Receiver> {
       const entry = { headers: req.headers, body, json, at: Date.now() };
       received.push(entry);
       res.statusCode = r.respond(received.length, entry);
-      res.end('thanks');
       waiters.forEach((w) => w());
+      const wait = r.delay(received.length, entry);
+      if (wait > 0) setTimeout(() => res.end('thanks'), wait);
+      else res.end('thanks');
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
