@@ -157,9 +157,11 @@ export class EventRuntime {
       const boss = this.#deps.queues.boss(key);
       this.#loops.push(this.#dispatchLoop(key, boss));
       // batches (a batch of one waits out the polling interval after every job); NOTIFY wakes a worker
-      // for a new job, polling finds retries coming due (they send no NOTIFY)
+      // for a new job, polling finds retries coming due (they send no NOTIFY). A batch is no larger than
+      // what one tenant may run at once: a fetch the tenant limit cuts short would end the burst (fetching
+      // on while batches come back full) and leave a tenant's backlog to the 2 s poll
       const work = {
-        batchSize: 20,
+        batchSize: this.#deps.options.tenantConcurrency,
         localConcurrency: 4,
         perJobResults: true as const,
         burstWhenBatchFull: true,
