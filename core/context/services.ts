@@ -43,10 +43,15 @@ export class KernelServices implements ContextServices {
     if (!service) {
       const model = this.#deps.models.get(entity);
       if (!model) throw new Error(`no module declares entity "${entity}"`);
-      service = new CrudService(model, this.#deps.models, this.#deps.secrets, this.#writeHooks(this.#deps.hooks.get(entity) ?? []), this.#deps.outbox);
+      service = new CrudService(model, this.#deps.models, this.#deps.secrets, this.#writeHooks(this.#deps.hooks.get(entity) ?? []), this.#eventsOf(entity));
       this.#services.set(entity, service);
     }
     return service;
+  }
+
+  #eventsOf(entity: string) {
+    const { outbox, events } = this.#deps;
+    return outbox && { outbox, stateEvent: (state: string) => events.stateEvent(entity, state) };
   }
 
   /** The module context of a data-layer context. */

@@ -129,11 +129,14 @@ export class CrudService {
   #hooks: WriteHooks;
   #outbox?: Outbox;
   #eventTypes: Record<WriteOp, string>;
+  #stateEvent: (state: string) => string | undefined;
 
-  constructor(model: EntityModel, models: Map<string, EntityModel>, secrets?: SecretBox, hooks: WriteHooks = {}, outbox?: Outbox) {
+  /** `events`: where writes record their events, and the event a move into a state emits besides "updated" */
+  constructor(model: EntityModel, models: Map<string, EntityModel>, secrets?: SecretBox, hooks: WriteHooks = {}, events?: { outbox: Outbox; stateEvent(state: string): string | undefined }) {
     this.model = model;
     this.#hooks = hooks;
-    this.#outbox = model.events ? outbox : undefined;
+    this.#outbox = model.events ? events?.outbox : undefined;
+    this.#stateEvent = events?.stateEvent ?? (() => undefined);
     const type = (action: (typeof CRUD_ACTIONS)[keyof typeof CRUD_ACTIONS]) => crudEventType(model.module, model.name, action);
     this.#eventTypes = { create: type('created'), replace: type('updated'), update: type('updated'), delete: type('deleted') };
     this.#models = models;
@@ -377,13 +380,19 @@ export class CrudService {
     });
   }
 
-  /** The outbox row of a write: the row after it (before it, for a delete) as the API shows it, with every translation, and what changed. */
+  /** The outbox rows of a write (and of a move into a state, besides): the row after it (before it, for a delete) as the API shows it, with every translation, and what changed. */
   async #recordEvent(tx: CrudContext, event: WriteEvent): Promise<void> {
     const row = (event.after ?? event.before)!;
     const changes = diff(event.before ? this.#snapshot(event.before) : {}, event.after ? this.#snapshot(event.after) : {});
     const payload = { row: this.toDto(row, { prefs: tx.read.prefs, translations: true }), changes };
     const companyId = (row.companyId as string | undefined) ?? tx.companyId;
-    await this.#outbox!.record({ em: tx.em, tenantId: tx.tenantId, companyId, principal: tx.principal }, [{ type: this.#eventTypes[event.op], entity: this.model.name, entityId: event.id, payload }]);
+    const events = [{ type: this.#eventTypes[event.op], entity: this.model.name, entityId: event.id, payload }];
+    const state = this.model.transitions?.field;
+    if (state && event.before && event.after && state in changes) {
+      const moved = this.#stateEvent(String(event.after[state]));
+      if (moved) events.push({ ...events[0], type: moved });
+    }
+    await this.#outbox!.record({ em: tx.em, tenantId: tx.tenantId, companyId, principal: tx.principal }, events);
   }
 
   async #before(tx: CrudContext, event: BeforeWriteEvent): Promise<Record<string, unknown>> {

@@ -60,14 +60,15 @@ export function webhookDocs(kernel: Kernel, components: Set<string>): Record<str
   const moduleNames = new Map(kernel.modules.map((m) => [m.manifest.id, m.manifest.name]));
   const out: Record<string, unknown> = {};
   for (const e of kernel.events.types) {
-    const data = e.payload
-      ? { ...(e.payload as object), description: 'the payload the module declares for this event' }
-      : {
-          type: 'object',
-          required: ['row', 'changes'],
-          additionalProperties: false,
-          properties: { row: { ...rowSchema(e.entity!), description: 'the row after the change (before it, for a delete), every translation included' }, changes: CHANGES },
-        };
+    const data =
+      e.kind === 'domain'
+        ? { ...(e.payload as object), description: 'the payload the module declares for this event' }
+        : {
+            type: 'object',
+            required: ['row', 'changes'],
+            additionalProperties: false,
+            properties: { row: { ...rowSchema(e.entity!), description: 'the row after the change (before it, for a delete), every translation included' }, changes: CHANGES },
+          };
     const id = e.type.replace(/[.-]([a-z])/g, (_m, c: string) => c.toUpperCase());
     out[e.type] = {
       post: {

@@ -16,10 +16,19 @@ export const eventEntity = (entity: string) => entity.replace(/([a-z0-9])([A-Z])
 /** catalog + Product + created → "catalog.product.created" */
 export const crudEventType = (module: string, entity: string, action: (typeof CRUD_ACTIONS)[keyof typeof CRUD_ACTIONS]) => `${module}.${eventEntity(entity)}.${action}`;
 
+/** lead + "in_progress" → "crm.lead.in-progress": the event of a move into a state */
+export const stateEventType = (module: string, entity: string, state: string) =>
+  `${module}.${eventEntity(entity)}.${state
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')}`;
+
 export interface EventType {
   type: string;
   module: string;
   entity: string | null;
+  /** crud: a generated write; state: a move of an entity's state field into one state; domain: declared, emitted by module code */
+  kind: 'crud' | 'state' | 'domain';
   description: string;
   version: number;
   /** the declared payload schema; generated CRUD events carry { row, changes } of their entity */
@@ -34,6 +43,7 @@ const ajv = addFormats(new Ajv({ allErrors: true, strict: false }));
 export function checkEvents(m: Manifest, file: string): void {
   const entities = new Set((m.entities ?? []).map((e) => e.name));
   const generated = new Set([...entities].flatMap((e) => Object.values(CRUD_ACTIONS).map((a) => `${eventEntity(e)}.${a}`)));
+  // a declared event named like a state move (lead.converted) replaces the derived one: module code emits it
   (m.events ?? []).forEach((e, i) => {
     const at = `/events/${i}`;
     if ((m.events ?? []).findIndex((x) => x.name === e.name) !== i) throw new ManifestError(file, `${at}/name`, `duplicate event "${e.name}"`);
@@ -51,22 +61,38 @@ export function checkEvents(m: Manifest, file: string): void {
 export class EventCatalog {
   readonly types: EventType[];
   #declared = new Map<string, { event: EventType; validate: ValidateFunction }>();
+  #states = new Map<string, string>();
 
   constructor(manifests: Manifest[]) {
     this.types = [];
     for (const m of manifests) {
+      const declared = new Set((m.events ?? []).map((e) => `${m.id}.${e.name}`));
       for (const e of m.entities ?? []) {
         if (e.events === false) continue;
+        const label = e.label ?? e.name;
         for (const [op, action] of Object.entries(CRUD_ACTIONS)) {
-          this.types.push({ type: crudEventType(m.id, e.name, action), module: m.id, entity: e.name, description: `A ${e.label ?? e.name} was ${action} (generated ${op}).`, version: 1 });
+          this.types.push({ type: crudEventType(m.id, e.name, action), module: m.id, entity: e.name, kind: 'crud', description: `A ${label} was ${action} (generated ${op}).`, version: 1 });
+        }
+        // a move into a state is news of its own (crm.quote.accepted), unless module code emits that event itself
+        const tr = e.transitions;
+        for (const state of tr ? (e.fields[tr.field]?.values ?? []) : []) {
+          const type = stateEventType(m.id, e.name, state);
+          if (declared.has(type) || this.types.some((t) => t.type === type)) continue;
+          this.types.push({ type, module: m.id, entity: e.name, kind: 'state', description: `A ${label} moved to ${tr!.field} "${state}" (sent besides its updated event).`, version: 1 });
+          this.#states.set(`${e.name}\u0000${state}`, type);
         }
       }
       for (const e of m.events ?? []) this.#declare(m.id, e);
     }
   }
 
+  /** The event a move of `entity`'s state field into `state` emits, if one is derived for it. */
+  stateEvent(entity: string, state: string): string | undefined {
+    return this.#states.get(`${entity}\u0000${state}`);
+  }
+
   #declare(module: string, e: ManifestEvent): void {
-    const event: EventType = { type: `${module}.${e.name}`, module, entity: e.entity ?? null, description: e.description, version: e.version ?? 1, payload: e.payload };
+    const event: EventType = { type: `${module}.${e.name}`, module, entity: e.entity ?? null, kind: 'domain', description: e.description, version: e.version ?? 1, payload: e.payload };
     this.types.push(event);
     this.#declared.set(event.type, { event, validate: ajv.compile(e.payload as object) });
   }

@@ -121,10 +121,21 @@ t.test('domain events: declared in the manifest, held to their payload schema', 
   );
 
   const lead = (await ctx.as(tenant.adminToken, { method: 'POST', url: '/api/crm/leads', payload: { title: 'Big deal', companyName: 'Acme', lastName: 'Doe', currency: 'EUR' } })).json();
+  // a move along a state flow is news of its own, besides the update
+  await ctx.as(tenant.adminToken, { method: 'PATCH', url: `/api/crm/leads/${lead.id}`, payload: { status: 'contacted' } });
+  await ctx.as(tenant.adminToken, { method: 'PATCH', url: `/api/crm/leads/${lead.id}`, payload: { title: 'Bigger deal' } });
+  t.same(
+    (await outbox(tenant.id)).filter((r) => r.entityId === lead.id).map((r) => r.type),
+    ['crm.lead.created', 'crm.lead.updated', 'crm.lead.contacted', 'crm.lead.updated'],
+  );
+  t.ok(
+    ctx.kernel.events.types.some((e) => e.type === 'crm.quote.accepted' && e.kind === 'state'),
+    'a quote accepted: derived from its state flow',
+  );
   const res = await ctx.as(tenant.adminToken, { method: 'POST', url: `/api/crm/leads/${lead.id}/convert`, payload: {} });
   t.equal(res.statusCode, 201);
   const converted = (await outbox(tenant.id)).filter((r) => r.type === 'crm.lead.converted');
-  t.equal(converted.length, 1);
+  t.equal(converted.length, 1, 'declared by the module, emitted by its code: not derived from the state flow too');
   t.match(converted[0], { entity: 'Lead', entityId: lead.id, payload: { leadId: lead.id, customerId: res.json().customer.id, opportunityId: null } });
   t.equal(converted[0].companyId, tenant.companyId, 'the company of the context');
 });
