@@ -153,9 +153,12 @@ export class EventRuntime {
       const boss = this.#deps.queues.boss(key);
       this.#loops.push(this.#dispatchLoop(key, boss));
       // batches (a batch of one waits out the polling interval after every job); NOTIFY wakes a worker
-      // for a new job, polling finds retries coming due (they send no NOTIFY)
+      // for a new job, polling finds retries coming due (they send no NOTIFY). A fetch returns at most
+      // groupConcurrency jobs of one tenant, so a batch larger than that is never full when one tenant has
+      // the backlog: burstWhenBatchFull never engaged and workers waited 2 s (notifyPollingIntervalSeconds)
+      // between batches once no new job arrived (bench --delivery-burst: 10 subscriber jobs/s)
       const work = {
-        batchSize: 20,
+        batchSize: Math.min(20, this.#deps.options.tenantConcurrency),
         localConcurrency: 4,
         perJobResults: true as const,
         burstWhenBatchFull: true,
