@@ -248,13 +248,42 @@ export async function ensureTenant(
   };
 }
 
-/** Removes what the write scenarios created, so every run reads the same 10,000 rows. */
+/**
+ * Removes what the write scenarios created, so every run reads the same 10,000 rows: the products, and the
+ * tenant's outbox rows, receipts and jobs (a server with workers would otherwise dispatch every earlier run's
+ * events, and the outbox's pending index would grow from run to run). Call it with no server running.
+ */
 export async function removeWrites(kernel: Kernel, t: BenchTenant): Promise<void> {
   const conn = emOf(kernel, t.schema).getConnection();
   const table = `"${t.schema}"."${kernel.model('Product').table}"`;
   await conn.execute(`delete from ${table} where sku like '${WRITE_SKU_PREFIX}%'`);
   // the probe's stock back to 0, so the next probe PATCH changes it (an unchanged value writes nothing)
   if (t.patchProbeId) await conn.execute(`update ${table} set stock = 0 where id = ?`, [t.patchProbeId]);
+  await removeEvents(kernel, t);
+}
+
+/** The tenant's outbox rows, their receipts and the tenant's jobs (pg-boss groups jobs by tenant). */
+async function removeEvents(kernel: Kernel, t: BenchTenant): Promise<void> {
+  const conn = kernel.dbs.main.em.getConnection();
+  const { outbox } = kernel;
+  await conn.execute(`delete from ${outbox.receipts} where event_id in (select id from ${outbox.table} where tenant_id = ?)`, [t.id]);
+  const [{ n }] = (await conn.execute(`with d as (delete from ${outbox.table} where tenant_id = ? returning 1) select count(*)::int as n from d`, [t.id])) as { n: number }[];
+  await conn.execute(`delete from "${kernel.config.registrySchema}_jobs".job where group_id = ?`, [t.id]);
+  // many deleted rows: vacuumed now rather than by autovacuum during the next measurement
+  if (n > 1000) await conn.execute(`vacuum analyze ${outbox.table}`);
+}
+
+/** Outbox rows of the tenant (the write scenarios check that EVENTS=off records none). */
+export async function countEvents(kernel: Kernel, t: BenchTenant): Promise<number> {
+  const [{ n }] = (await kernel.dbs.main.em.getConnection().execute(`select count(*)::int as n from ${kernel.outbox.table} where tenant_id = ?`, [t.id])) as { n: number }[];
+  return n;
+}
+
+/** An access token of the tenant's admin (webhooks are admin-only). */
+export async function adminToken(kernel: Kernel, tokens: TokenService, t: BenchTenant): Promise<string> {
+  const user = (await emOf(kernel, t.schema).findOne(E(kernel, 'User'), { email: `admin@${t.id}.bench.test` })) as Row;
+  if (!user) throw new Error(`tenant ${t.id} has no bench admin`);
+  return tokens.signAccess({ sub: user.id, tid: t.id, rol: ['admin'], cid: [t.companyId], pc: t.companyId });
 }
 
 export async function dropTenant(kernel: Kernel, id: string): Promise<void> {

@@ -68,3 +68,53 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
     statusCodes,
   };
 }
+
+interface AmountResult extends LoadResult {
+  /** responses with the awaited status */
+  ok: number;
+  /** ms from the start until the last response with the awaited status (performance.now() based) */
+  startedAt: number;
+  lastOkAt: number;
+  endedAt: number;
+}
+
+/** Sends exactly `amount` requests over `connections`, as fast as the server answers; notes when the last `okStatus` came. */
+export async function runAmount(o: Omit<LoadOptions, 'duration'> & { amount: number; okStatus: number }): Promise<AmountResult> {
+  let ok = 0;
+  let lastOkAt = NaN;
+  const startedAt = performance.now();
+  const r = await new Promise<AcResult>((resolve, reject) => {
+    const instance = (autocannon as unknown as (opts: Record<string, unknown>, cb: (err: Error | null, r: AcResult) => void) => NodeJS.EventEmitter)(
+      {
+        url: o.url,
+        connections: Math.min(o.connections, o.amount),
+        amount: o.amount,
+        pipelining: 1,
+        timeout: 60,
+        requests: [{ setupRequest: (req: AcRequest) => o.setup(req) }],
+      },
+      (err, res) => (err ? reject(err) : resolve(res)),
+    );
+    instance.on('response', (_client: unknown, status: number) => {
+      if (status !== o.okStatus) return;
+      ok++;
+      lastOkAt = performance.now();
+    });
+  });
+  const endedAt = performance.now();
+  const statusCodes = Object.fromEntries(Object.entries(r.statusCodeStats ?? {}).map(([code, s]) => [code, Number(s.count)]));
+  return {
+    rps: Math.round(r.requests.total / ((endedAt - startedAt) / 1000)),
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    requests: r.requests.total,
+    non2xx: r.non2xx,
+    errors: r.errors,
+    timeouts: r.timeouts,
+    statusCodes,
+    ok,
+    startedAt,
+    lastOkAt,
+    endedAt,
+  };
+}

@@ -6,7 +6,7 @@ import type { ProfileSummary } from './profile-summary.ts';
 import { formatSummary } from './profile-summary.ts';
 import type { Templates } from './sql-template.ts';
 
-export type Measured = LoadResult & { rssMb: number; peakRssMb: number; startMs: number };
+export type Measured = LoadResult & { rssMb: number; peakRssMb: number; startMs: number; outboxRows?: number };
 
 export interface ScenarioResult {
   name: string;
@@ -19,7 +19,51 @@ export interface ScenarioResult {
   /** Plinth p99 ÷ baseline p99 (target <= 2) */
   p99Ratio: number | null;
   /** req/s of every run, in pairs (with --repeat) */
-  runs: { baseline: number[]; plinth: number[] };
+  runs: { baseline: number[]; plinth: number[]; eventsOff?: number[] };
+  /** write scenarios: the same Plinth with EVENTS=off (writes record no outbox rows), in the same run */
+  eventsOff?: Measured;
+  /** Plinth req/s ÷ Plinth EVENTS=off req/s: what the outbox costs a write (null: too few requests) */
+  outboxRatio?: number | null;
+  outboxTarget?: number;
+}
+
+export interface DeliveryBurst {
+  creates: number;
+  /** creates answered 201: the events expected at the receiver */
+  committed: number;
+  connections: number;
+  /** s from the first create sent to the last 201 */
+  writeSeconds: number;
+  writeRps: number;
+  writeP99Ms: number;
+  writeNon2xx: number;
+  /** distinct events the receiver had when the last create committed */
+  deliveredByLastCommit: number;
+  /** distinct webhook-id headers received */
+  delivered: number;
+  complete: boolean;
+  /** s from the last 201 until the receiver had every event (null: not within timeoutSeconds) */
+  drainSeconds: number | null;
+  waitedSeconds: number;
+  /** s from the first create to the last delivery (or to giving up) */
+  endToEndSeconds: number;
+  /** distinct deliveries ÷ s from the first to the last delivery */
+  deliveriesPerSecond: number | null;
+  duplicates: number;
+  invalidSignatures: number;
+  /** the webhook's delivery log by status, and its tries after a first */
+  deliveryLog: Record<string, number>;
+  retries: number;
+  targetSeconds: number;
+  timeoutSeconds: number;
+  /** the burst's jobs per queue: completed per s (first start → last completion), mean ms from creation to a worker's fetch, and from fetch to done (a batch runs its jobs one after another) */
+  jobs: Record<string, { jobs: number; completed: number; perSecond: number | null; waitMs: number | null; fetchToDoneMs: number | null }>;
+  /** once a second from the first create: deliveries, outbox rows not yet dispatched, open jobs by state */
+  /** process.hrtime spans (µs) of the writes and of the wait for deliveries after them (profile windows) */
+  windows: { writes: { fromUs: number; toUs: number }; drain: { fromUs: number; toUs: number } };
+  /** --profile-burst: the server's CPU profile over the writes and over the drain after them */
+  profile?: { file: string; writes: ProfileSummary; drain: ProfileSummary };
+  timeline: { at: number; delivered: number; outboxPending: number; subscriberJobs: string; deliveryJobs: string }[];
 }
 
 export interface ScaleResult {
@@ -45,6 +89,7 @@ export interface Results {
   sql?: { templates: Templates; otherStatements: Record<string, string[]>; sameStatements: string };
   scenarios: ScenarioResult[];
   scale?: ScaleResult;
+  deliveryBurst?: DeliveryBurst;
   coldStart?: { postgres?: ColdStart; pglite?: ColdStart; targetMs: number };
   profile?: ProfileSummary & { scenario: string; rps: number; window: { fromUs: number; toUs: number } };
 }
@@ -94,6 +139,31 @@ export function formatResults(r: Results): string {
       ]),
     );
     if (r.sql) out.push(r.sql.sameStatements);
+    const evented = r.scenarios.filter((s) => s.eventsOff);
+    if (evented.length) {
+      out.push(
+        '',
+        'Outbox cost on writes: Plinth (events on) against the same Plinth with EVENTS=off, same run, WORKERS=false in both',
+        table([
+          ['scenario', 'events on req/s', 'EVENTS=off req/s', 'on / off', 'target', '', 'p50 ms (on / off)', 'p99 ms (on / off)', 'outbox rows (on / off)', 'non-2xx (on / off)'],
+          ...evented.map((s) => {
+            const off = s.eventsOff!;
+            return [
+              s.label,
+              String(s.plinth.rps),
+              String(off.rps),
+              s.outboxRatio?.toFixed(2) ?? 'n/a',
+              `>= ${(s.outboxTarget ?? 0.9).toFixed(2)}`,
+              s.outboxRatio == null ? 'n/a ' : mark(s.outboxRatio >= (s.outboxTarget ?? 0.9) && s.plinth.non2xx + s.plinth.errors === 0 && off.non2xx + off.errors === 0),
+              `${s.plinth.p50} / ${off.p50}`,
+              `${s.plinth.p99} / ${off.p99}`,
+              `${s.plinth.outboxRows ?? '?'} / ${off.outboxRows ?? '?'}`,
+              `${s.plinth.non2xx + s.plinth.errors} / ${off.non2xx + off.errors}`,
+            ];
+          }),
+        ]),
+      );
+    }
   }
   if (r.scale) {
     const s = r.scale;
@@ -112,6 +182,43 @@ export function formatResults(r: Results): string {
         ['Plinth RSS single / spread (MB)', `${s.single.rssMb} / ${s.spread.rssMb} (peak ${s.spread.peakRssMb})`, '', ''],
       ]),
     );
+  }
+  if (r.deliveryBurst) {
+    const b = r.deliveryBurst;
+    out.push(
+      '',
+      `Delivery burst: ${b.creates} creates over ${b.connections} connections, one webhook for catalog.* on a loopback receiver (workers on)`,
+      table([
+        ['measure', 'value', 'target', ''],
+        ['creates committed (201) / sent', `${b.committed} / ${b.creates}`, '', b.committed === b.creates ? 'ok  ' : 'MISS'],
+        ['write duration (s)', `${b.writeSeconds} (${b.writeRps} creates/s, p99 ${b.writeP99Ms} ms)`, '', ''],
+        ['delivered by the last commit', String(b.deliveredByLastCommit), '', ''],
+        [
+          'last commit → all delivered (s)',
+          b.drainSeconds === null ? `not within ${b.timeoutSeconds} s (${b.delivered} of ${b.committed})` : String(b.drainSeconds),
+          `<= ${b.targetSeconds}`,
+          mark(b.drainSeconds !== null && b.drainSeconds <= b.targetSeconds),
+        ],
+        ['first create → last delivery (s)', String(b.endToEndSeconds), '', ''],
+        ['deliveries/s (first → last delivery)', String(b.deliveriesPerSecond ?? 'n/a'), '', ''],
+        ['distinct webhook-ids / duplicates', `${b.delivered} / ${b.duplicates}`, '', mark(b.complete && b.duplicates === 0)],
+        ['signatures that failed to verify', String(b.invalidSignatures), '0', mark(b.invalidSignatures === 0)],
+        ...Object.entries(b.jobs).map(([q, j]) => [`jobs ${q}`, `${j.completed}/${j.jobs} done, ${j.perSecond ?? 'n/a'}/s, waited ${j.waitMs} ms, fetch→done ${j.fetchToDoneMs} ms`, '', '']),
+        [
+          'delivery log (tries by status; retries)',
+          `${Object.entries(b.deliveryLog)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(', ')}; ${b.retries}`,
+          '',
+          '',
+        ],
+      ]),
+    );
+  }
+  if (r.deliveryBurst?.profile) {
+    const p = r.deliveryBurst.profile;
+    out.push('', `Profile of the burst's server while the creates were sent (${p.file})`, formatSummary(p.writes));
+    out.push('', "Profile of the burst's server after the last commit, while deliveries drained", formatSummary(p.drain));
   }
   if (r.coldStart) {
     const c = r.coldStart;

@@ -9,6 +9,13 @@
 //   --profile          CPU-profile Plinth under load (--cpu-prof) and summarise it by area
 //   --profile-scenario by-id  which scenario the profile runs
 //   --no-cold-start    skip the cold-start timings
+//   --no-outbox-cost   skip the write scenarios' third server: the same Plinth with EVENTS=off, whose req/s the
+//                      events-on Plinth is divided by (issue "Events": the outbox costs at most 10% of a write)
+//   --delivery-burst 10000  (off by default) Plinth with workers on and a webhook for catalog.* on a receiver in
+//                      this process: N creates as fast as the server takes them, then the time from the last commit
+//                      until every event was delivered (target 30 s), deliveries/s, duplicates (bench/burst.ts)
+//   --profile-burst    CPU-profile the burst's server; summarised apart for the writes and for the drain after them
+//   --delivery-timeout 120  s after the last commit the burst waits for its deliveries before reporting a miss
 //   --as manager|admin the caller: a catalog manager (default) or the tenant admin
 //   --log-level info   Plinth's LOG_LEVEL (info: one line per request, as shipped)
 //   --cleanup          remove every bench tenant and exit
@@ -16,6 +23,9 @@
 // DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test; created when missing). A database of
 // its own (…/plinth_bench) keeps the server under test away from tenants tests create meanwhile. Servers run one at a
 // time in their own process; autocannon runs here. Writes bench/results/<timestamp>.json.
+// Plinth servers under load run with WORKERS=false, like the baseline doing no background work (the cold
+// start keeps the shipped default, workers on); after every write run the bench tenant's products, outbox rows
+// and jobs are removed, so no server dispatches an earlier run's events.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -33,6 +43,7 @@ import {
   cleanup,
   dropTenant,
   ensureDatabase,
+  countEvents,
   ensureTenant,
   isBenchTenant,
   newTokens,
@@ -41,10 +52,11 @@ import {
   type BenchTenant,
 } from '../bench/fixtures.ts';
 import { runLoad, type AcRequest } from '../bench/load.ts';
-import { formatResults, median, percentile, round, writeResults, type ColdStart, type Measured, type Results } from '../bench/report.ts';
+import { formatResults, median, percentile, round, writeResults, type ColdStart, type Measured, type Results, type ScenarioResult } from '../bench/report.ts';
 import { headersOf, selectScenarios, type Probe, type Scenario } from '../bench/scenarios.ts';
 import { LOG_DIR, ROOT, freePort, startServer, timeToReadyLine, type Server } from '../bench/servers.ts';
 import { summariseFile } from '../bench/profile-summary.ts';
+import { deliveryBurst } from '../bench/burst.ts';
 
 const { values: o } = parseArgs({
   allowNegative: true,
@@ -64,6 +76,10 @@ const { values: o } = parseArgs({
     cleanup: { type: 'boolean', default: false },
     'allow-foreign-migrations': { type: 'boolean', default: false },
     'profile-scenario': { type: 'string', default: 'by-id' },
+    'outbox-cost': { type: 'boolean', default: true },
+    'delivery-burst': { type: 'string', default: '0' },
+    'delivery-timeout': { type: 'string', default: '120' },
+    'profile-burst': { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
 });
@@ -91,7 +107,11 @@ const opts = {
   repeat: Math.max(1, num(o.repeat, 1)),
   as: o.as as 'manager' | 'admin',
   logLevel: o['log-level']!,
+  outboxCost: o['outbox-cost'],
+  deliveryBurst: Math.max(0, Math.floor(num(o['delivery-burst'], 0))),
+  deliveryTimeout: Math.max(1, num(o['delivery-timeout'], 120)),
 };
+if (!Number.isFinite(opts.deliveryBurst) || !Number.isFinite(opts.deliveryTimeout)) throw new Error('--delivery-burst and --delivery-timeout take numbers');
 if (opts.as !== 'manager' && opts.as !== 'admin') throw new Error('--as takes manager or admin');
 const scenarios = selectScenarios(o.scenarios);
 /** Reads sampled before writes, so both servers answer every read over the same rows. */
@@ -142,9 +162,10 @@ const assertModulesUnchanged = () => {
   if (modulesStamp() !== stampAtStart)
     throw new Error('manifests/ or plugins/ changed during the run: Plinth would start with other modules than the captured SQL and migrated tenants; run the bench again');
 };
-const startPlinth = async (nodeArgs: string[] = []) => {
+/** A Plinth server under test: no workers (no dispatching, no jobs) unless `extra` says otherwise. */
+const startPlinth = async (nodeArgs: string[] = [], extra: Record<string, string> = {}, name = 'plinth') => {
   assertModulesUnchanged();
-  return startServer('plinth', [...nodeArgs, 'scripts/start.ts'], plinthEnv(await freePort()));
+  return startServer(name, [...nodeArgs, 'scripts/start.ts'], plinthEnv(await freePort(), { WORKERS: 'false', ...extra }));
 };
 const sqlFile = join(LOG_DIR, `baseline-sql-${tag}.json`);
 /** Replays Plinth's captured SQL, or (idiomatic) answers the product list with hand-written SQL on `table`. */
@@ -159,9 +180,18 @@ const startBaseline = async (mode: Scenario['baseline'] = 'replay', table = '') 
     ...(mode === 'idiomatic' ? { BASELINE_LIST: 'idiomatic', BASELINE_TABLE: table } : {}),
   });
 
+/** The issue's floor for Plinth with events on ÷ the same Plinth with EVENTS=off on writes: the outbox costs at most 10%. */
+const OUTBOX_TARGET = 0.9;
 /** Fewer requests than this in a measured run: its req/s and p99 say too little to compare. */
 const MIN_REQUESTS = 30;
-const few = (runs: { baseline: Measured[]; plinth: Measured[] }) => [...runs.baseline, ...runs.plinth].some((m) => m.requests < MIN_REQUESTS);
+const few = (...runs: Measured[][]) => runs.flat().some((m) => m.requests < MIN_REQUESTS);
+/** The outbox of a write run: events on, one row per write at least (warm-up included); EVENTS=off, none. */
+function checkOutbox(s: Scenario, kind: 'plinth' | 'eventsOff', m: Measured, rows: number): number {
+  if (kind === 'eventsOff' && rows > 0) throw new Error(`${s.label}: Plinth with EVENTS=off recorded ${rows} outbox rows`);
+  const written = m.requests - m.non2xx - m.errors;
+  if (kind === 'plinth' && rows < written) throw new Error(`${s.label}: Plinth recorded ${rows} outbox rows for ${written} writes`);
+  return rows;
+}
 
 /** A server ended during its measurement without the bench stopping it (on a shared machine: a stray SIGTERM). */
 class ServerDied extends Error {}
@@ -331,37 +361,59 @@ try {
     //    pairs alternate their order and the ratio is the median of the pairs' ratios
     for (const s of scenarios) {
       let n = 0;
-      const run = async (name: 'baseline' | 'plinth') => {
-        const srv = name === 'baseline' ? await startBaseline(s.baseline, productTable) : await startPlinth();
+      // write scenarios: a third server, the same Plinth with EVENTS=off, for the outbox's cost
+      const outboxCost = s.write && opts.outboxCost;
+      type Kind = 'baseline' | 'plinth' | 'eventsOff';
+      const run = async (name: Kind) => {
+        const srv = name === 'baseline' ? await startBaseline(s.baseline, productTable) : name === 'plinth' ? await startPlinth() : await startPlinth([], { EVENTS: 'off' }, 'plinth-events-off');
         try {
-          return await measure(srv, s.load(bench, `${tag}-${name[0]}${++n}`));
+          const m = await measure(srv, s.load(bench, `${tag}-${name[0]}${++n}`));
+          await srv.stop();
+          if (s.write && name !== 'baseline') m.outboxRows = checkOutbox(s, name, m, await countEvents(kernel, bench));
+          return m;
         } finally {
           await srv.stop();
           if (s.write) await removeWrites(kernel, bench);
         }
       };
-      const runs: { baseline: Measured[]; plinth: Measured[] } = { baseline: [], plinth: [] };
+      const runs: Record<Kind, Measured[]> = { baseline: [], plinth: [], eventsOff: [] };
       for (let i = 0; i < opts.repeat; i++) {
-        for (const name of i % 2 ? (['plinth', 'baseline'] as const) : (['baseline', 'plinth'] as const)) runs[name].push(await retrying(`${s.name} on ${name}`, () => run(name)));
+        // baseline and Plinth alternate their order; EVENTS=off always runs next to Plinth
+        const order: Kind[] = i % 2 ? ['plinth', 'baseline'] : ['baseline', 'plinth'];
+        if (outboxCost && i % 2) order.unshift('eventsOff');
+        else if (outboxCost) order.push('eventsOff');
+        for (const name of order) runs[name].push(await retrying(`${s.name} on ${name}`, () => run(name)));
       }
       const mid = (ms: Measured[]) => [...ms].sort((a, b) => a.rps - b.rps)[(ms.length - 1) >> 1];
       const [b, p] = [mid(runs.baseline), mid(runs.plinth)];
-      const r = {
+      const r: ScenarioResult = {
         name: s.name,
         label: s.label,
         target: s.target,
         baseline: b,
         plinth: p,
         // a run that completed (almost) no requests gives no ratio: null in the JSON, n/a in the table
-        ratio: few(runs) ? null : round(median(runs.plinth.map((x, i) => x.rps / runs.baseline[i].rps))),
-        p99Ratio: few(runs) ? null : round(p.p99 / b.p99),
+        ratio: few(runs.baseline, runs.plinth) ? null : round(median(runs.plinth.map((x, i) => x.rps / runs.baseline[i].rps))),
+        p99Ratio: few(runs.baseline, runs.plinth) ? null : round(p.p99 / b.p99),
         runs: { baseline: runs.baseline.map((x) => x.rps), plinth: runs.plinth.map((x) => x.rps) },
       };
+      if (outboxCost) {
+        r.eventsOff = mid(runs.eventsOff);
+        r.outboxRatio = few(runs.plinth, runs.eventsOff) ? null : round(median(runs.plinth.map((x, i) => x.rps / runs.eventsOff[i].rps)));
+        r.outboxTarget = OUTBOX_TARGET;
+        r.runs.eventsOff = runs.eventsOff.map((x) => x.rps);
+      }
       results.scenarios.push(r);
-      if (few(runs)) log(`warning: a measured run of ${s.label} completed fewer than ${MIN_REQUESTS} requests; no ratio (raise --duration)`);
+      if (few(...Object.values(runs))) log(`warning: a measured run of ${s.label} completed fewer than ${MIN_REQUESTS} requests; no ratio (raise --duration)`);
       log(
         `${s.label}: baseline ${b.rps} req/s, Plinth ${p.rps} req/s → ${r.ratio ?? 'n/a'} (target ${s.target}); p99 ${b.p99} / ${p.p99} ms; non-2xx ${b.non2xx} / ${p.non2xx}${opts.repeat > 1 ? `; runs ${r.runs.baseline.join('/')} vs ${r.runs.plinth.join('/')}` : ''}`,
       );
+      if (r.eventsOff) {
+        const off = r.eventsOff;
+        log(
+          `${s.label}, outbox cost: events on ${p.rps} req/s, EVENTS=off ${off.rps} req/s → ${r.outboxRatio ?? 'n/a'} (target ${OUTBOX_TARGET}); p99 ${p.p99} / ${off.p99} ms; outbox rows ${p.outboxRows} / ${off.outboxRows}${opts.repeat > 1 ? `; runs ${r.runs.plinth.join('/')} vs ${r.runs.eventsOff!.join('/')}` : ''}`,
+        );
+      }
     }
   }
 
@@ -421,6 +473,43 @@ try {
     };
     log(
       `spread over ${opts.tenants} tenants: ${spread.rps} req/s vs ${single.rps} single → ${results.scale.ratio}; RSS ${spread.rssMb} MB${opts.repeat > 1 ? `; runs ${runs.single.map((x) => x.rps).join('/')} single vs ${runs.spread.map((x) => x.rps).join('/')} spread` : ''}`,
+    );
+  }
+
+  if (opts.deliveryBurst > 0) {
+    // the burst's creates and events are removed afterwards, like every write run's
+    await removeWrites(kernel, bench);
+    const dir = join(ROOT, 'bench', 'results');
+    const profileName = `${stamp}-plinth-burst.cpuprofile`;
+    const profileArgs = o['profile-burst'] ? ['--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-name', profileName, '--cpu-prof-interval', '250'] : [];
+    try {
+      results.deliveryBurst = await deliveryBurst({
+        kernel,
+        tokens,
+        bench,
+        start: () => startPlinth(profileArgs, { WORKERS: 'true', OUTBOUND_ALLOW_PRIVATE: 'true' }, 'plinth-burst'),
+        count: opts.deliveryBurst,
+        connections: opts.connections,
+        timeoutSeconds: opts.deliveryTimeout,
+        tag,
+        log,
+      });
+    } finally {
+      await removeWrites(kernel, bench);
+    }
+    const d = results.deliveryBurst;
+    if (o['profile-burst']) {
+      const file = join(dir, profileName);
+      d.profile = { file: `bench/results/${profileName}`, writes: summariseFile(file, 30, d.windows.writes), drain: summariseFile(file, 30, d.windows.drain) };
+    }
+    log(
+      `delivery burst: ${d.delivered} of ${d.committed} events delivered; last commit → all delivered ${d.drainSeconds === null ? `not within ${d.timeoutSeconds} s` : `${d.drainSeconds} s`} (target ${d.targetSeconds} s); ${d.deliveriesPerSecond} deliveries/s; duplicates ${d.duplicates}`,
+    );
+    log(
+      `delivery burst timeline (s: delivered, outbox pending, subscriber jobs, delivery jobs): ${d.timeline
+        .filter((_, i, all) => i % 5 === 0 || i === all.length - 1)
+        .map((x) => `${x.at}: ${x.delivered}, ${x.outboxPending}, ${x.subscriberJobs}, ${x.deliveryJobs}`)
+        .join(' | ')}`,
     );
   }
 
