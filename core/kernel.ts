@@ -168,6 +168,7 @@ export async function openKernel(config: Config): Promise<Kernel> {
     outbox: config.events.enabled ? outbox : undefined,
     events: kernel.events,
     enqueue: (crud, job, data, opts) => kernel.eventRuntime.enqueue(crud, job, data, opts),
+    enqueueMany: (crud, job, items) => kernel.eventRuntime.enqueueMany(crud, job, items),
     outbound: {
       postJson: (url, body, headers) => postJson(url, body, headers, config.outbound),
       checkUrl: (url) => checkTargetUrl(url, config.outbound.allowPrivate),

@@ -37,6 +37,7 @@ export interface ContextServices {
   emit(crud: CrudContext, type: string, event: EmittedEvent): Promise<void>;
   /** sends a module job for the context's tenant and company, inside its transaction if any */
   enqueue(crud: CrudContext, job: string, data: unknown, opts: EnqueueOptions): Promise<string | null>;
+  enqueueMany(crud: CrudContext, job: string, items: { data: unknown; attempts?: number }[]): Promise<void>;
   /** an event of the context's tenant still in the outbox (kept for the configured retention) */
   readEvent(crud: CrudContext, id: string): Promise<PlinthEvent | null>;
   outbound: Outbound;
@@ -183,6 +184,11 @@ export class ModuleContext {
    */
   enqueue(name: string, data: unknown, opts: EnqueueOptions = {}): Promise<string | null> {
     return this.#services.enqueue(this.crud, name, data, opts);
+  }
+
+  /** Sends many jobs of one kind at once (one statement), like enqueue. */
+  enqueueMany(name: string, items: { data: unknown; attempts?: number }[]): Promise<void> {
+    return this.#services.enqueueMany(this.crud, name, items);
   }
 
   /** An event of this tenant, by id, while the outbox keeps it; null otherwise. */

@@ -23,7 +23,10 @@ export type { PlinthEvent };
 export interface Subscriber {
   /** event types or patterns: "crm.lead.converted", "crm.*", "crm.lead.*", "*" */
   events: string[];
-  handle(ctx: ModuleContext, event: PlinthEvent): Promise<void>;
+  /** one event, in a transaction of its own */
+  handle?(ctx: ModuleContext, event: PlinthEvent): Promise<void>;
+  /** or: the events of one tenant and company that arrived together, oldest first, in one transaction (a burst costs one query, not one per event) */
+  handleMany?(ctx: ModuleContext, events: PlinthEvent[]): Promise<void>;
 }
 
 /** What a job's handler learns about its run. */

@@ -26,6 +26,7 @@ export interface ServiceDeps {
   outbox?: Outbox;
   events: EventCatalog;
   enqueue(crud: CrudContext, job: string, data: unknown, opts: EnqueueOptions): Promise<string | null>;
+  enqueueMany(crud: CrudContext, job: string, items: { data: unknown; attempts?: number }[]): Promise<void>;
   outbound: Outbound;
 }
 
@@ -82,6 +83,9 @@ export class KernelServices implements ContextServices {
   }
   enqueue(crud: CrudContext, job: string, data: unknown, opts: EnqueueOptions): Promise<string | null> {
     return this.#deps.enqueue(crud, job, data, opts);
+  }
+  enqueueMany(crud: CrudContext, job: string, items: { data: unknown; attempts?: number }[]): Promise<void> {
+    return this.#deps.enqueueMany(crud, job, items);
   }
   async readEvent(crud: CrudContext, id: string): Promise<PlinthEvent | null> {
     return (await this.#deps.outbox?.read(crud, id)) ?? null;

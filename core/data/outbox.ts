@@ -38,13 +38,13 @@ export interface EventSource {
 
 export class Outbox {
   readonly table: string;
-  readonly receipts: string;
+  readonly receiptTable: string;
   #schema: string;
 
   constructor(schema: string) {
     this.#schema = schema;
     this.table = `"${schema}".events`;
-    this.receipts = `"${schema}".event_receipts`;
+    this.receiptTable = `"${schema}".event_receipts`;
   }
 
   /** Creates the tables on every database once; the advisory lock keeps parallel starts from racing. */
@@ -79,7 +79,7 @@ export class Outbox {
       `create index if not exists events_pending_tenant on ${this.table} (tenant_id, id) where dispatched_at is null`,
       `create index if not exists events_tenant on ${this.table} (tenant_id, id)`,
       // (event, subscriber) pairs handled, written in the handler's transaction: a redelivered event is skipped
-      `create table if not exists ${this.receipts} (
+      `create table if not exists ${this.receiptTable} (
         event_id uuid not null,
         subscriber text not null,
         handled_at timestamptz not null default now(),
@@ -107,12 +107,12 @@ export class Outbox {
   }
 
   /**
-   * Marks (event, subscriber) handled in `em`'s transaction; false when it was
-   * already (a redelivery): the handler's work then must not run again.
+   * Marks (event, subscriber) handled in `em`'s transaction for each event id;
+   * returns the ids that were not yet (a redelivered one was: its work must not run again).
    */
-  async receipt(em: EntityManager, eventId: string, subscriber: string): Promise<boolean> {
-    const rows = await run(em, `insert into ${this.receipts} (event_id, subscriber) values ($1, $2) on conflict do nothing returning 1 as "new"`, [eventId, subscriber]);
-    return rows.length > 0;
+  async receipts(em: EntityManager, eventIds: string[], subscriber: string): Promise<string[]> {
+    const rows = await run(em, `insert into ${this.receiptTable} (event_id, subscriber) select unnest($1::uuid[]), $2 on conflict do nothing returning event_id as "id"`, [eventIds, subscriber]);
+    return rows.map((r) => r.id as string);
   }
 }
 

@@ -62,11 +62,15 @@ interface RuntimeDeps {
   options: EventOptions;
 }
 
+/** Events of one tenant and company for one subscriber, oldest first (a dispatch batch's worth at most). */
 interface SubscriberJob {
   tenantId: string;
+  companyId: string | null;
   subscriber: string;
-  event: PlinthEvent;
+  events: PlinthEvent[];
 }
+/** events one subscriber job carries at most */
+const EVENTS_PER_JOB = 100;
 interface ModuleJob {
   tenantId: string;
   companyId: string | null;
@@ -96,6 +100,7 @@ export class EventRuntime {
     this.#deps = deps;
     for (const m of deps.modules) {
       for (const [name, def] of Object.entries(m.plugin?.subscribers ?? {})) {
+        if (!def.handle && !def.handleMany) throw new ManifestError(m.file, '/', `plugins/${m.manifest.id}/index.ts subscriber "${name}" has neither handle nor handleMany`);
         for (const pattern of def.events) {
           if (!deps.knownTypes.some((t) => matchesPattern(pattern, t))) {
             throw new ManifestError(m.file, '/', `plugins/${m.manifest.id}/index.ts subscriber "${name}" listens to "${pattern}", which matches no event type`);
@@ -145,6 +150,19 @@ export class EventRuntime {
       ...(attempts ? { retryLimit: attempts - 1 } : {}),
       db: txDb(crud.em),
     });
+  }
+
+  /** Sends many jobs of one kind for the context's tenant and company in one statement, in its transaction if it is in one. */
+  async enqueueMany(crud: CrudContext, name: string, items: { data: unknown; attempts?: number }[]): Promise<void> {
+    if (!this.jobs.has(name)) throw new Error(`no module declares the job "${name}" (plugin "jobs")`);
+    if (!items.length) return;
+    const tenant = this.#deps.tenants.cached(crud.tenantId) ?? (await this.#deps.tenants.find(crud.tenantId));
+    const jobs = items.map((item) => {
+      const attempts = item.attempts === undefined ? undefined : Math.max(1, Math.floor(item.attempts));
+      const data: ModuleJob = { tenantId: crud.tenantId, companyId: crud.companyId, data: item.data, attempts };
+      return { data, group: { id: crud.tenantId }, ...(attempts ? { retryLimit: attempts - 1 } : {}) };
+    });
+    await this.#deps.queues.boss(tenant!.connectionKey).insert(name, jobs, { db: txDb(crud.em) });
   }
 
   /** Starts the dispatchers and workers of this process. */
@@ -229,12 +247,22 @@ export class EventRuntime {
     return em.transactional(async (tx) => {
       const rows = await this.#claim(tx, key);
       if (!rows.length) return 0;
-      const jobs: JobInsert<SubscriberJob>[] = [];
+      // one job per (tenant, company, subscriber) and up to EVENTS_PER_JOB events: a burst costs a job per
+      // hundred events, not per event
+      const groups = new Map<string, SubscriberJob>();
       for (const row of rows) {
         const event = eventOf(row);
         for (const s of this.subscribers) {
-          if (s.def.events.some((p) => matchesPattern(p, event.type))) jobs.push({ data: { tenantId: event.tenantId, subscriber: s.name, event }, group: { id: event.tenantId } });
+          if (!s.def.events.some((p) => matchesPattern(p, event.type))) continue;
+          const key = `${event.tenantId}\u0000${event.companyId ?? ''}\u0000${s.name}`;
+          let group = groups.get(key);
+          if (!group) groups.set(key, (group = { tenantId: event.tenantId, companyId: event.companyId, subscriber: s.name, events: [] }));
+          group.events.push(event);
         }
+      }
+      const jobs: JobInsert<SubscriberJob>[] = [];
+      for (const g of groups.values()) {
+        for (let i = 0; i < g.events.length; i += EVENTS_PER_JOB) jobs.push({ data: { ...g, events: g.events.slice(i, i + EVENTS_PER_JOB) }, group: { id: g.tenantId } });
       }
       if (jobs.length) await boss.insert(SUBSCRIBER_QUEUE, jobs, { db: txDb(tx) });
       await run(tx, `update ${this.#deps.outbox.table} set dispatched_at = now() where id = any($1::uuid[])`, [rows.map((r) => r.id)]);
@@ -277,15 +305,40 @@ export class EventRuntime {
     return tenant?.status === 'active' ? tenant : undefined;
   }
 
+  /**
+   * A subscriber's events, each handled once: a receipt of (event, subscriber)
+   * is written in the transaction of the handler's work, so a retried job
+   * skips what an earlier try committed.
+   */
   async #runSubscriber(job: Job<SubscriberJob>): Promise<void> {
-    const { event, subscriber } = job.data;
+    const { tenantId, companyId, subscriber, events } = job.data;
     const s = this.subscribers.find((x) => x.name === subscriber);
     // a subscriber removed since, or a tenant gone or suspended: nothing to do
-    if (!s || !(await this.#tenant(event.tenantId))) return;
-    const ctx = await this.#deps.contextFor({ tenant: event.tenantId, principal: SYSTEM, companyId: event.companyId });
-    await ctx.transaction(async (tx) => {
-      if (await this.#deps.outbox.receipt(tx.crud.em, event.id, subscriber)) await s.def.handle(tx, event);
-    });
+    if (!s || !(await this.#tenant(tenantId))) return;
+    const ctx = await this.#deps.contextFor({ tenant: tenantId, principal: SYSTEM, companyId });
+    const { outbox } = this.#deps;
+    if (s.def.handleMany) {
+      await ctx.transaction(async (tx) => {
+        const fresh = new Set(
+          await outbox.receipts(
+            tx.crud.em,
+            events.map((e) => e.id),
+            subscriber,
+          ),
+        );
+        if (fresh.size)
+          await s.def.handleMany!(
+            tx,
+            events.filter((e) => fresh.has(e.id)),
+          );
+      });
+      return;
+    }
+    for (const event of events) {
+      await ctx.transaction(async (tx) => {
+        if ((await outbox.receipts(tx.crud.em, [event.id], subscriber)).length) await s.def.handle!(tx, event);
+      });
+    }
   }
 
   async #runJob(def: JobDefinition, job: Job<ModuleJob>): Promise<void> {
@@ -330,7 +383,7 @@ export class EventRuntime {
     const em = this.#deps.dbs.get(key).em.fork();
     const cutoff = `now() - make_interval(days => ${Math.max(1, Math.floor(options.retentionDays))})`;
     await run(em, `delete from ${outbox.table} where dispatched_at is not null and occurred_at < ${cutoff}`, []);
-    await run(em, `delete from ${outbox.receipts} where handled_at < ${cutoff}`, []);
+    await run(em, `delete from ${outbox.receiptTable} where handled_at < ${cutoff}`, []);
   }
 
   #registry(sql: string, params: unknown[]): Promise<Row[]> {
@@ -343,16 +396,17 @@ async function ensureQueue(boss: PgBoss, name: string, options: Record<string, u
   else await boss.createQueue(name, options);
 }
 
-/** Runs a batch's jobs one after another and reports each one's outcome (a failure retries only that job). */
+/** Runs a batch's jobs and reports each one's outcome (a failure retries only that job). */
 async function settle<T>(jobs: Job<T>[], fn: (job: Job<T>) => Promise<void>): Promise<JobResult[]> {
-  const out: JobResult[] = [];
-  for (const job of jobs) {
-    try {
-      await fn(job);
-      out.push({ id: job.id, status: 'completed' });
-    } catch (err) {
-      out.push({ id: job.id, status: 'failed', output: { message: (err as Error).message ?? String(err) } });
-    }
-  }
-  return out;
+  // at once: a batch holds at most a tenant's concurrency of jobs, and a delivery mostly waits on its receiver
+  return Promise.all(
+    jobs.map(async (job): Promise<JobResult> => {
+      try {
+        await fn(job);
+        return { id: job.id, status: 'completed' };
+      } catch (err) {
+        return { id: job.id, status: 'failed', output: { message: (err as Error).message ?? String(err) } };
+      }
+    }),
+  );
 }

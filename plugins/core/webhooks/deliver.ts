@@ -20,14 +20,19 @@ export interface DeliveryJob {
 
 export const webhookSubscriber: Subscriber = {
   events: ['*'],
-  async handle(ctx, event) {
-    // a ping goes to its own webhook only, at once (ping.ts)
-    if (event.type === 'core.webhook.ping') return;
+  // a burst of events costs one look at the tenant's webhooks and one insert of their deliveries
+  async handleMany(ctx, events) {
+    // a ping goes to its own webhook only, at once (routes.ts)
+    const news = events.filter((e) => e.type !== 'core.webhook.ping');
+    if (!news.length) return;
     const hooks = await ctx.data('Webhook').find({ active: true }, { limit: 10_000 });
-    for (const hook of hooks) {
-      if (!(hook.events as string[]).some((p) => matchesPattern(p, event.type))) continue;
-      await ctx.enqueue(DELIVER_JOB, { webhookId: hook.id, event } satisfies DeliveryJob, { attempts: hook.maxAttempts });
+    const deliveries = [];
+    for (const event of news) {
+      for (const hook of hooks) {
+        if ((hook.events as string[]).some((p) => matchesPattern(p, event.type))) deliveries.push({ data: { webhookId: hook.id, event } satisfies DeliveryJob, attempts: hook.maxAttempts as number });
+      }
     }
+    await ctx.enqueueMany(DELIVER_JOB, deliveries);
   },
 };
 
