@@ -266,7 +266,7 @@ export async function removeWrites(kernel: Kernel, t: BenchTenant): Promise<void
 async function removeEvents(kernel: Kernel, t: BenchTenant): Promise<void> {
   const conn = kernel.dbs.main.em.getConnection();
   const { outbox } = kernel;
-  await conn.execute(`delete from ${outbox.receipts} where event_id in (select id from ${outbox.table} where tenant_id = ?)`, [t.id]);
+  await conn.execute(`delete from ${outbox.receiptTable} where event_id in (select id from ${outbox.table} where tenant_id = ?)`, [t.id]);
   const [{ n }] = (await conn.execute(`with d as (delete from ${outbox.table} where tenant_id = ? returning 1) select count(*)::int as n from d`, [t.id])) as { n: number }[];
   await conn.execute(`delete from "${kernel.config.registrySchema}_jobs".job where group_id = ?`, [t.id]);
   // many deleted rows: vacuumed now rather than by autovacuum during the next measurement

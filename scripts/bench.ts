@@ -121,7 +121,9 @@ const JWT_SECRET = randomBytes(32).toString('hex');
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 const tag = randomBytes(3).toString('hex');
 const log = (m: string) => console.log(`[bench] ${m}`);
-const base = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' };
+// the job runner's and dispatcher's settings pass through, to try other tunings of the delivery burst
+const tuning = Object.fromEntries(Object.entries(process.env).filter(([k, v]) => /^(JOBS|EVENTS)_/.test(k) && v !== undefined)) as Record<string, string>;
+const base = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...tuning };
 
 // A server whose modules differ from the kernel's migrates every tenant at start (seconds each with a thousand
 // schemas): in a shared checkout, stop with a clear word when manifests or plugins change during the run.

@@ -82,8 +82,8 @@ export interface EntityData {
   remove(id: string, opts?: { ifMatch?: string }): Promise<void>;
   /** the API shape of a row, in the context's languages */
   toDto(row: Row): Dto;
-  /** the plain value of a secret field of a row the context can read (a signing key to use, never to show) */
-  revealSecret(id: string, field: string): Promise<string | null>;
+  /** the row as read plus the plain values of the named secret fields (a signing key to use, never to show); null unless the context can read it */
+  reveal(id: string, secrets: string[]): Promise<Row | null>;
 }
 
 export class ModuleContext {
@@ -131,7 +131,7 @@ export class ModuleContext {
       update: (id, input, opts = {}) => service.update(ctx, id, input, { replace: false, ...opts }),
       remove: (id, opts = {}) => service.remove(ctx, id, opts.ifMatch),
       toDto: (row) => service.toDto(row, ctx.read),
-      revealSecret: (id, field) => service.revealSecret(ctx, id, field),
+      reveal: (id, secrets) => service.reveal(ctx, id, secrets),
     };
   }
 

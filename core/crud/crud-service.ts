@@ -244,19 +244,29 @@ export class CrudService {
   }
 
   /**
-   * The plain value of secret field `field` of row `id`, for module code that
-   * must use it (a webhook's signing key); 404 unless the caller can read the
-   * row, null when unset. Never for a response.
+   * Row `id` as the caller reads it plus the plain values of secret fields
+   * `secrets`, for module code that must use them (a webhook's signing key);
+   * null unless the caller can read the row. Never for a response.
    */
-  async revealSecret(ctx: CrudContext, id: string, field: string): Promise<string | null> {
-    const f = this.model.byName.get(field);
-    if (!f?.secret) throw new Error(`${this.model.name}.${field} is no secret field`);
+  async reveal(ctx: CrudContext, id: string, secrets: string[]): Promise<Row | null> {
+    const fields = secrets.map((name) => {
+      const f = this.model.byName.get(name);
+      if (!f?.secret) throw new Error(`${this.model.name}.${name} is no secret field`);
+      return f;
+    });
     const scope = this.scope(ctx, 'read');
-    const row = scope && (await this.#table.byId(ctx.em, this.params(ctx), id, scope, { columns: () => `t.${q(f.column)} as "sealed"` }));
-    if (!row) throw httpError('NOT_FOUND', `${this.model.name} ${id} does not exist`);
-    if (typeof row.sealed !== 'string') return null;
-    if (!this.#secrets) throw new Error(`${this.model.name}.${field} is secret, but no SecretBox was given`);
-    return this.#secrets.decrypt(row.sealed);
+    if (!scope) return null;
+    const columns = this.#columns(ctx);
+    const sealed = fields.map((f) => `t.${q(f.column)} as ${q(`sealed:${f.name}`)}`).join(', ');
+    const row = await this.#table.byId(ctx.em, this.params(ctx), id, scope, { columns: (p) => `${columns?.(p) ?? this.#table.columns}, ${sealed}` });
+    if (!row) return null;
+    for (const f of fields) {
+      const value = row[`sealed:${f.name}`];
+      delete row[`sealed:${f.name}`];
+      if (typeof value === 'string' && !this.#secrets) throw new Error(`${this.model.name}.${f.name} is secret, but no SecretBox was given`);
+      row[f.name] = typeof value === 'string' ? this.#secrets!.decrypt(value) : null;
+    }
+    return row;
   }
 
   /** Rows meeting `where` (grant-condition syntax) within the caller's read scope, oldest first unless `orderBy` (a sort spec) says otherwise. */

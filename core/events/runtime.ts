@@ -29,6 +29,7 @@ export const SUBSCRIBER_QUEUE = 'plinth.subscriber';
 const CRON_QUEUE = 'plinth.cron';
 const MAINTENANCE_QUEUE = 'plinth.maintenance';
 const deadQueue = (queue: string) => `${queue}.dead`;
+const SCHEDULE_SYNC_MS = 5 * 60_000;
 
 export interface EventOptions {
   /** ms the dispatcher waits when the outbox had nothing (more) to hand on */
@@ -93,6 +94,7 @@ export class EventRuntime {
   #loops: Promise<void>[] = [];
   #wake: (() => void)[] = [];
   #log: Log = { error: () => {}, warn: () => {} };
+  #timers: NodeJS.Timeout[] = [];
   /** per database: the tenant the last dispatch batch ended with */
   #cursor = new Map<string, string>();
 
@@ -195,11 +197,16 @@ export class EventRuntime {
       await boss.work(MAINTENANCE_QUEUE, async () => this.#maintain(key));
       await boss.schedule(MAINTENANCE_QUEUE, '17 * * * *', {}, { key: 'outbox' });
       await this.syncSchedules(key);
+      // tenants come and change zones: the schedules follow within minutes
+      const timer = setInterval(() => this.syncSchedules(key).catch((err) => log.error({ err, database: key }, 'syncing cron schedules failed')), SCHEDULE_SYNC_MS);
+      timer.unref();
+      this.#timers.push(timer);
     }
   }
 
   async stop(): Promise<void> {
     this.#running = false;
+    this.#timers.splice(0).forEach(clearInterval);
     this.#wake.splice(0).forEach((w) => w());
     await Promise.all(this.#loops.splice(0));
   }
@@ -364,7 +371,9 @@ export class EventRuntime {
     const boss = this.#deps.queues.boss(key);
     const zones = (await this.#registry(`select distinct time_zone as "tz" from ${this.#deps.registryTable} where connection_key = ? and status = 'active'`, [key])).map((r) => r.tz as string);
     const wanted = new Map<string, { job: string; tz: string; cron: string }>();
-    for (const [job, def] of this.jobs) if (def.cron) for (const tz of zones) wanted.set(`${job}@${tz}`, { job, tz, cron: def.cron });
+    // a schedule key allows [\w.\-/]: Etc/GMT+5 becomes Etc/GMT_2b5
+    const scheduleKey = (job: string, tz: string) => `${job}/${tz.replace(/[^\w.\-/]/g, (c) => `_${c.charCodeAt(0).toString(16)}`)}`;
+    for (const [job, def] of this.jobs) if (def.cron) for (const tz of zones) wanted.set(scheduleKey(job, tz), { job, tz, cron: def.cron });
     for (const s of await boss.getSchedules(CRON_QUEUE)) if (!wanted.has(s.key)) await boss.unschedule(CRON_QUEUE, s.key);
     for (const [k, w] of wanted) await boss.schedule(CRON_QUEUE, w.cron, { job: w.job, tz: w.tz }, { tz: w.tz, key: k });
   }

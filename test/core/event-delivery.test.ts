@@ -12,14 +12,13 @@
 // them again is the honest equivalent of a restart, and two processes cannot
 // be had at all.
 import t from 'tap';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import type { PgBoss } from 'pg-boss';
 import { build, onPglite, testConfig, type TestContext, type TestTenant } from '../helper.ts';
 import { startReceiver, type Receiver, type Received } from '../support/receiver.ts';
+import { modulesWith, SDK_URL } from '../support/manifests.ts';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { generateSecret } from '../../plugins/core/webhooks/signature.ts';
 import { DELIVER_JOB } from '../../plugins/core/webhooks/deliver.ts';
 import { SYSTEM } from '../../core/access/principal.ts';
@@ -32,22 +31,8 @@ const REGISTRY = 'events_proc';
 const log = { error: (o: unknown, m?: string) => console.error(m, o), warn: () => {} };
 
 // The shipped modules (linked) plus "mentions": an entity of its own and subscribers to catalog's events.
-const sdk = pathToFileURL(resolve('core/plugin-api.ts')).href;
-function moduleDir(extra: Record<string, { manifest: object; plugin: string }>): { manifestsDir: string; pluginsDir: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'plinth-evproc-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const manifestsDir = join(dir, 'manifests');
-  const pluginsDir = join(dir, 'plugins');
-  cpSync('manifests', manifestsDir, { recursive: true });
-  mkdirSync(pluginsDir);
-  for (const id of readdirSync('plugins')) symlinkSync(resolve('plugins', id), join(pluginsDir, id));
-  for (const [id, { manifest, plugin }] of Object.entries(extra)) {
-    writeFileSync(join(manifestsDir, `${id}.json`), JSON.stringify({ id, name: id, version: '1.0.0', dependsOn: ['catalog'], ...manifest }));
-    mkdirSync(join(pluginsDir, id));
-    writeFileSync(join(pluginsDir, id, 'index.ts'), plugin);
-  }
-  return { manifestsDir, pluginsDir };
-}
+const sdk = SDK_URL;
+const moduleDir = (extra: Parameters<typeof modulesWith>[1]) => modulesWith(t, extra);
 
 const { manifestsDir, pluginsDir } = moduleDir({
   mentions: {

@@ -36,11 +36,10 @@ export const webhookSubscriber: Subscriber = {
   },
 };
 
-/** One try: sign, send, record. Returns the delivery record; `ok` says whether the receiver took it. */
+/** One try: sign, send, record. `hook` is the webhook read with its secret (reveal). Returns the delivery record; `ok` says whether the receiver took it. */
 export async function tryDelivery(ctx: ModuleContext, hook: Row, event: PlinthEvent, attempt: number, last: boolean): Promise<{ ok: boolean; delivery: Row; error?: string }> {
-  const secret = await ctx.data('Webhook').revealSecret(hook.id, 'secret');
   const body = envelope(event);
-  const headers = webhookHeaders(secret!, event.id, Math.floor(Date.now() / 1000), body);
+  const headers = webhookHeaders(hook.secret as string, event.id, Math.floor(Date.now() / 1000), body);
   let status: number | null = null;
   let durationMs: number;
   let responseBody: string | null = null;
@@ -80,7 +79,8 @@ export const deliverWebhook: JobDefinition<DeliveryJob> = {
   retryDelayMaxSeconds: 3600,
   timeoutSeconds: 60,
   async handle(ctx, { webhookId, event }, run) {
-    const [hook] = await ctx.data('Webhook').find({ id: webhookId });
+    // one read: the webhook as it is now, with its signing key
+    const hook = await ctx.data('Webhook').reveal(webhookId, ['secret']);
     // deleted or switched off since: nothing more to deliver
     if (!hook?.active) return;
     const { ok, error } = await tryDelivery(ctx, hook, event, run.attempt, run.attempt >= run.attempts);

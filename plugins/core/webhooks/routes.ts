@@ -9,7 +9,8 @@ import { DELIVER_JOB, tryDelivery, type DeliveryJob } from './deliver.ts';
 const IdParams = Type.Object({ id: Type.String({ format: 'uuid' }) }, { additionalProperties: false });
 
 export const pingWebhook = handler({ params: IdParams, response: { 201: Type.Ref('CoreWebhookDelivery') } }, async (ctx, request, reply) => {
-  const hook = await ctx.data('Webhook').read(request.params.id);
+  const hook = await ctx.data('Webhook').reveal(request.params.id, ['secret']);
+  if (!hook) throw httpError('NOT_FOUND', `Webhook ${request.params.id} does not exist`);
   const event = {
     id: uuidv7(),
     type: 'core.webhook.ping',
