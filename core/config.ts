@@ -133,7 +133,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       pollMs: Math.max(10, int(env.EVENTS_POLL_MS, 250)),
       batchSize: Math.max(1, int(env.EVENTS_BATCH_SIZE, 500)),
       perTenant: Math.max(1, int(env.EVENTS_PER_TENANT, 100)),
-      tenantConcurrency: Math.max(1, int(env.JOBS_TENANT_CONCURRENCY, 20)),
+      tenantConcurrency: Math.max(1, int(env.JOBS_TENANT_CONCURRENCY, 50)),
       retentionDays: Math.max(1, int(env.EVENTS_RETENTION_DAYS, 7)),
       retryDelaySeconds: env.JOBS_RETRY_DELAY_SECONDS ? Math.max(1, int(env.JOBS_RETRY_DELAY_SECONDS, 5)) : undefined,
     },
