@@ -77,7 +77,9 @@ export class Outbox {
         dispatched_at timestamptz)`,
       // the dispatcher's queue: only what is not yet handed on, by tenant (taken in turn), oldest first
       `create index if not exists events_pending_tenant on ${this.table} (tenant_id, id) where dispatched_at is null`,
-      `create index if not exists events_tenant on ${this.table} (tenant_id, id)`,
+      // every index costs each write: the primary key (reads by id) and the pending one are all the runtime uses
+      `drop index if exists "${this.#schema}".events_tenant`,
+      `drop index if exists "${this.#schema}".events_pending`,
       // (event, subscriber) pairs handled, written in the handler's transaction: a redelivered event is skipped
       `create table if not exists ${this.receiptTable} (
         event_id uuid not null,
