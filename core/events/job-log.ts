@@ -27,9 +27,8 @@ export interface JobView {
   startedAt: string | null;
   completedAt: string | null;
   error: string | null;
-  /** for a subscriber's job: the event it handles */
-  eventId: string | null;
-  eventType: string | null;
+  /** a subscriber's job: how many events it carries */
+  events: number | null;
 }
 
 const iso = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string).toISOString());
@@ -48,7 +47,7 @@ export async function listJobs(em: EntityManager, schema: string, f: JobFilter):
   const rows = await run(
     em,
     `select id, name, group_id, state::text as state, retry_count, retry_limit, created_on, start_after, started_on, completed_on, output,
-       data->'event'->>'id' as event_id, data->'event'->>'type' as event_type
+       jsonb_array_length(case when jsonb_typeof(data->'events') = 'array' then data->'events' end) as events
      from ${table} ${filter} order by created_on desc, id limit ${f.size} offset ${(f.page - 1) * f.size}`,
     values,
   );
@@ -69,7 +68,6 @@ function view(r: Row): JobView {
     startedAt: iso(r.started_on),
     completedAt: iso(r.completed_on),
     error: typeof output?.message === 'string' ? output.message : null,
-    eventId: r.event_id ?? null,
-    eventType: r.event_type ?? null,
+    events: r.events === null || r.events === undefined ? null : Number(r.events),
   };
 }

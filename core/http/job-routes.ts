@@ -24,8 +24,7 @@ const Job = Type.Object(
     startedAt: Nullable(Time),
     completedAt: Nullable(Time),
     error: Nullable(Type.String({ description: 'why the last try failed' })),
-    eventId: Nullable(Type.String({ description: "a subscriber job's event" })),
-    eventType: Nullable(Type.String()),
+    events: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: "a subscriber job's events (it carries up to 100 of one tenant and company)" }),
   },
   { $id: 'Job', additionalProperties: false },
 );

@@ -227,6 +227,8 @@ t.test('a delivery failing every try is dead; dead deliveries in a row switch th
   t.equal((await ctx.as(member.token, { method: 'GET', url: '/api/jobs' })).statusCode, 403, 'administrators only');
   t.equal((await ctx.as(tenant.adminToken, { method: 'GET', url: '/api/jobs?state=sleeping' })).statusCode, 400);
   t.equal((await ctx.as(tenant.adminToken, { method: 'GET', url: '/api/jobs?size=100000' })).statusCode, 400);
+  const subscriberJobs = (await ctx.as(tenant.adminToken, { method: 'GET', url: '/api/jobs?queue=plinth.subscriber&state=completed' })).json().items;
+  t.ok(subscriberJobs.length > 0 && subscriberJobs.every((j: { events: number }) => j.events >= 1), 'a subscriber job says how many events it carried');
 });
 
 t.test('ping and replay', async (t) => {
