@@ -1,35 +1,34 @@
-// Events and jobs at run time, on the job runner (job-queues.ts):
-//   - the dispatcher hands committed outbox rows to the subscribers whose
-//     patterns match, as one job per (event, subscriber), in the transaction
-//     that marks the rows dispatched: every process may run it, each row is
-//     taken by one (SKIP LOCKED), and a crash before commit leaves it pending;
-//   - subscriber jobs run the module's handler with a receipt of the event id
-//     in the handler's transaction, so a retried job does its writes once;
+// Events and jobs at run time, on the job runner (job-queues.ts): the
+// dispatcher (dispatcher.ts) hands committed outbox rows to subscriber jobs;
+// this file runs them and the modules' jobs, and cron (schedules.ts) sends
+// the scheduled ones.
+//   - a subscriber job carries up to 100 events of one tenant and company;
+//     each is handled once: a receipt of (event, subscriber) is written in
+//     the handler's transaction, so a retried job skips what committed;
 //   - module jobs (ctx.enqueue, or per tenant on a cron in the tenant's time
 //     zone) run their handler, retried with exponential backoff and jitter,
 //     dead-lettered after their last try.
-// Every job carries its tenant as pg-boss group: a worker runs at most
+// Every job carries its tenant as pg-boss group: the workers run at most
 // `tenantConcurrency` jobs of one tenant at a time, so one tenant's burst
-// cannot starve the others.
-import type { Job, JobInsert, JobResult, PgBoss } from 'pg-boss';
+// cannot take every worker.
+import type { Job, JobResult, PgBoss } from 'pg-boss';
 import type { Databases } from '../db/databases.ts';
-import type { Outbox, PlinthEvent } from '../data/outbox.ts';
-import { eventOf } from '../data/outbox.ts';
-import { run, type Row } from '../data/sql.ts';
+import type { Outbox } from '../data/outbox.ts';
+import { run } from '../data/sql.ts';
 import type { CrudContext } from '../crud/crud-service.ts';
 import type { TenantRegistry, Tenant } from '../tenancy/registry.ts';
 import { SYSTEM, type Principal } from '../access/principal.ts';
 import type { EnqueueOptions, ModuleContext } from '../context/module-context.ts';
-import type { JobDefinition, PluginModule, Subscriber } from '../context/plugin-module.ts';
+import type { JobDefinition, PluginModule } from '../context/plugin-module.ts';
 import { matchesPattern } from '../manifest/events.ts';
+import { Dispatcher, type SubscriberJob, type NamedSubscriber } from './dispatcher.ts';
+import { CRON_QUEUE, CronSchedules, type ModuleJob } from './schedules.ts';
 import { ManifestError } from '../manifest/errors.ts';
 import { txDb, type JobQueues } from './job-queues.ts';
 
 export const SUBSCRIBER_QUEUE = 'plinth.subscriber';
-const CRON_QUEUE = 'plinth.cron';
 const MAINTENANCE_QUEUE = 'plinth.maintenance';
 const deadQueue = (queue: string) => `${queue}.dead`;
-const SCHEDULE_SYNC_MS = 5 * 60_000;
 
 export interface EventOptions {
   /** ms the dispatcher waits when the outbox had nothing (more) to hand on */
@@ -45,10 +44,8 @@ export interface EventOptions {
   retryDelaySeconds?: number;
 }
 
-export interface Log {
-  error(obj: unknown, msg?: string): void;
-  warn(obj: unknown, msg?: string): void;
-}
+export type { Log } from './dispatcher.ts';
+import type { Log } from './dispatcher.ts';
 
 interface RuntimeDeps {
   dbs: Databases;
@@ -63,43 +60,19 @@ interface RuntimeDeps {
   options: EventOptions;
 }
 
-/** Events of one tenant and company for one subscriber, oldest first (a dispatch batch's worth at most). */
-interface SubscriberJob {
-  tenantId: string;
-  companyId: string | null;
-  subscriber: string;
-  events: PlinthEvent[];
-}
-/** events one subscriber job carries at most */
-const EVENTS_PER_JOB = 100;
-interface ModuleJob {
-  tenantId: string;
-  companyId: string | null;
-  data: unknown;
-  /** tries, when the sender chose other than the job's declaration */
-  attempts?: number;
-}
-
-interface NamedSubscriber {
-  name: string;
-  def: Subscriber;
-}
-
 export class EventRuntime {
   readonly subscribers: NamedSubscriber[] = [];
   /** queue name ("<module>.<job>") → definition */
   readonly jobs = new Map<string, JobDefinition>();
   #deps: RuntimeDeps;
   #running = false;
-  #loops: Promise<void>[] = [];
-  #wake: (() => void)[] = [];
-  #log: Log = { error: () => {}, warn: () => {} };
-  #timers: NodeJS.Timeout[] = [];
-  /** per database: the tenant the last dispatch batch ended with */
-  #cursor = new Map<string, string>();
+  #dispatcher: Dispatcher;
+  #schedules: CronSchedules;
 
   constructor(deps: RuntimeDeps) {
     this.#deps = deps;
+    this.#dispatcher = new Dispatcher({ ...deps, subscribers: this.subscribers, queue: SUBSCRIBER_QUEUE });
+    this.#schedules = new CronSchedules({ ...deps, jobs: this.jobs });
     for (const m of deps.modules) {
       for (const [name, def] of Object.entries(m.plugin?.subscribers ?? {})) {
         if (!def.handle && !def.handleMany) throw new ManifestError(m.file, '/', `plugins/${m.manifest.id}/index.ts subscriber "${name}" has neither handle nor handleMany`);
@@ -169,13 +142,12 @@ export class EventRuntime {
 
   /** Starts the dispatchers and workers of this process. */
   async start(log: Log): Promise<void> {
-    this.#log = log;
     this.#running = true;
     // pg-boss reports what failed in its loops (a lost connection, a failed maintenance run) and carries on
     this.#deps.queues.onError((err) => this.#running && log.error({ err }, 'job runner'));
     for (const key of this.#deps.queues.keys) {
       const boss = this.#deps.queues.boss(key);
-      this.#loops.push(this.#dispatchLoop(key, boss));
+      this.#dispatcher.start(key, log);
       // batches (a batch of one waits out the polling interval after every job); NOTIFY wakes a worker
       // for a new job, polling finds retries coming due (they send no NOTIFY). A batch is no larger than
       // what one tenant may run at once: a fetch the tenant limit cuts short would end the burst (fetching
@@ -193,118 +165,21 @@ export class EventRuntime {
       for (const [queue, def] of this.jobs) {
         await boss.work<ModuleJob>(queue, work, (jobs) => settle(jobs, (job) => this.#runJob(def, job)));
       }
-      await boss.work<{ job: string; tz: string }>(CRON_QUEUE, async ([job]) => this.#fanOutCron(key, boss, job.data));
       await boss.work(MAINTENANCE_QUEUE, async () => this.#maintain(key));
       await boss.schedule(MAINTENANCE_QUEUE, '17 * * * *', {}, { key: 'outbox' });
-      await this.syncSchedules(key);
-      // tenants come and change zones: the schedules follow within minutes
-      const timer = setInterval(() => this.syncSchedules(key).catch((err) => log.error({ err, database: key }, 'syncing cron schedules failed')), SCHEDULE_SYNC_MS);
-      timer.unref();
-      this.#timers.push(timer);
+      await this.#schedules.start(key, log);
     }
   }
 
   async stop(): Promise<void> {
     this.#running = false;
-    this.#timers.splice(0).forEach(clearInterval);
-    this.#wake.splice(0).forEach((w) => w());
-    await Promise.all(this.#loops.splice(0));
+    this.#schedules.stop();
+    await this.#dispatcher.stop();
   }
 
   /** Runs the dispatcher of every database now (tests, and callers that just wrote); resolves when the outbox is drained. */
-  async dispatchNow(): Promise<number> {
-    let total = 0;
-    for (const key of this.#deps.queues.keys) {
-      for (let n = -1; n !== 0;) total += n = await this.#dispatch(key, this.#deps.queues.boss(key));
-    }
-    return total;
-  }
-
-  async #dispatchLoop(key: string, boss: PgBoss): Promise<void> {
-    let failures = 0;
-    while (this.#running) {
-      let handed = 0;
-      try {
-        handed = await this.#dispatch(key, boss);
-        failures = 0;
-      } catch (err) {
-        // the database is gone or restarting: back off, then try again (the rows stay pending)
-        failures++;
-        if (this.#running) this.#log.error({ err, database: key }, 'event dispatch failed');
-      }
-      if (handed < this.#deps.options.batchSize || failures) await this.#sleep(failures ? Math.min(30_000, 250 * 2 ** failures) : this.#deps.options.pollMs);
-    }
-  }
-
-  #sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.#wake = this.#wake.filter((w) => w !== done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.#wake.push(done);
-    });
-  }
-
-  /** One batch: pending rows, fairly across tenants, become subscriber jobs in the transaction that marks them. */
-  async #dispatch(key: string, boss: PgBoss): Promise<number> {
-    const em = this.#deps.dbs.get(key).em.fork();
-    return em.transactional(async (tx) => {
-      const rows = await this.#claim(tx, key);
-      if (!rows.length) return 0;
-      // one job per (tenant, company, subscriber) and up to EVENTS_PER_JOB events: a burst costs a job per
-      // hundred events, not per event
-      const groups = new Map<string, SubscriberJob>();
-      for (const row of rows) {
-        const event = eventOf(row);
-        for (const s of this.subscribers) {
-          if (!s.def.events.some((p) => matchesPattern(p, event.type))) continue;
-          const key = `${event.tenantId}\u0000${event.companyId ?? ''}\u0000${s.name}`;
-          let group = groups.get(key);
-          if (!group) groups.set(key, (group = { tenantId: event.tenantId, companyId: event.companyId, subscriber: s.name, events: [] }));
-          group.events.push(event);
-        }
-      }
-      const jobs: JobInsert<SubscriberJob>[] = [];
-      for (const g of groups.values()) {
-        for (let i = 0; i < g.events.length; i += EVENTS_PER_JOB) jobs.push({ data: { ...g, events: g.events.slice(i, i + EVENTS_PER_JOB) }, group: { id: g.tenantId } });
-      }
-      if (jobs.length) await boss.insert(SUBSCRIBER_QUEUE, jobs, { db: txDb(tx) });
-      await run(tx, `update ${this.#deps.outbox.table} set dispatched_at = now() where id = any($1::uuid[])`, [rows.map((r) => r.id)]);
-      return rows.length;
-    });
-  }
-
-  /**
-   * Locks up to batchSize pending rows, at most perTenant of each tenant, the
-   * tenants taken in turn from where the last batch stopped (a skip scan of
-   * the pending index: one probe per tenant, however long a tenant's backlog),
-   * so a tenant's burst waits its turn like everyone else.
-   */
-  async #claim(tx: Parameters<typeof run>[0], key: string): Promise<Row[]> {
-    const { outbox, options } = this.#deps;
-    const t = outbox.table;
-    const after = this.#cursor.get(key) ?? '';
-    const pass = (from: string, upTo: string | null, limit: number) =>
-      run(
-        tx,
-        `with recursive tenants(id) as (
-           (select tenant_id from ${t} where dispatched_at is null and tenant_id > $1 order by tenant_id limit 1)
-           union all
-           select (select e.tenant_id from ${t} e where e.dispatched_at is null and e.tenant_id > tenants.id order by e.tenant_id limit 1) from tenants where tenants.id is not null)
-         select x.* from tenants cross join lateral (
-           select * from ${t} where dispatched_at is null and tenant_id = tenants.id order by id limit $2 for update skip locked) x
-         where tenants.id is not null${upTo === null ? '' : ' and tenants.id <= $4'}
-         limit $3`,
-        upTo === null ? [from, options.perTenant, limit] : [from, options.perTenant, limit, upTo],
-      );
-    const rows = await pass(after, null, options.batchSize);
-    // wrapped around: the tenants up to where the last batch stopped
-    if (rows.length < options.batchSize && after) rows.push(...(await pass('', after, options.batchSize - rows.length)));
-    if (rows.length) this.#cursor.set(key, rows[rows.length - 1].tenant_id);
-    return rows;
+  dispatchNow(): Promise<number> {
+    return this.#dispatcher.drain();
   }
 
   async #tenant(id: string): Promise<Tenant | undefined> {
@@ -363,28 +238,9 @@ export class EventRuntime {
     }
   }
 
-  /**
-   * Keeps one schedule per (cron job, time zone in use) on database `key`:
-   * it fires at the cron time of that zone and fans out to its tenants.
-   */
-  async syncSchedules(key: string): Promise<void> {
-    const boss = this.#deps.queues.boss(key);
-    const zones = (await this.#registry(`select distinct time_zone as "tz" from ${this.#deps.registryTable} where connection_key = ? and status = 'active'`, [key])).map((r) => r.tz as string);
-    const wanted = new Map<string, { job: string; tz: string; cron: string }>();
-    // a schedule key allows [\w.\-/]: Etc/GMT+5 becomes Etc/GMT_2b5
-    const scheduleKey = (job: string, tz: string) => `${job}/${tz.replace(/[^\w.\-/]/g, (c) => `_${c.charCodeAt(0).toString(16)}`)}`;
-    for (const [job, def] of this.jobs) if (def.cron) for (const tz of zones) wanted.set(scheduleKey(job, tz), { job, tz, cron: def.cron });
-    for (const s of await boss.getSchedules(CRON_QUEUE)) if (!wanted.has(s.key)) await boss.unschedule(CRON_QUEUE, s.key);
-    for (const [k, w] of wanted) await boss.schedule(CRON_QUEUE, w.cron, { job: w.job, tz: w.tz }, { tz: w.tz, key: k });
-  }
-
-  async #fanOutCron(key: string, boss: PgBoss, { job, tz }: { job: string; tz: string }): Promise<void> {
-    if (!this.jobs.has(job)) return;
-    const tenants = await this.#registry(`select id from ${this.#deps.registryTable} where connection_key = ? and time_zone = ? and status = 'active' order by id`, [key, tz]);
-    for (let i = 0; i < tenants.length; i += 500) {
-      const jobs = tenants.slice(i, i + 500).map((t) => ({ data: { tenantId: t.id, companyId: null, data: {} }, group: { id: t.id as string } }));
-      await boss.insert(job, jobs);
-    }
+  /** Brings the cron schedules of database `key` in line with its tenants' time zones now (else every 5 minutes). */
+  syncSchedules(key: string): Promise<void> {
+    return this.#schedules.sync(key);
   }
 
   async #maintain(key: string): Promise<void> {
@@ -393,10 +249,6 @@ export class EventRuntime {
     const cutoff = `now() - make_interval(days => ${Math.max(1, Math.floor(options.retentionDays))})`;
     await run(em, `delete from ${outbox.table} where dispatched_at is not null and occurred_at < ${cutoff}`, []);
     await run(em, `delete from ${outbox.receiptTable} where handled_at < ${cutoff}`, []);
-  }
-
-  #registry(sql: string, params: unknown[]): Promise<Row[]> {
-    return this.#deps.dbs.main.em.getConnection().execute(sql, params) as Promise<Row[]>;
   }
 }
 
