@@ -62,6 +62,7 @@ export class Outbox {
   #ddl(): string[] {
     return [
       `create schema if not exists "${this.#schema}"`,
+      // payload json, not jsonb: written on every write, read once by the dispatcher, never queried inside; kept as sent costs least
       `create table if not exists ${this.table} (
         id uuid primary key,
         tenant_id text not null,
@@ -72,7 +73,7 @@ export class Outbox {
         actor_kind text not null,
         actor_id text,
         occurred_at timestamptz not null default now(),
-        payload jsonb not null,
+        payload json not null,
         payload_version integer not null default 1,
         dispatched_at timestamptz)`,
       // the dispatcher's queue: only what is not yet handed on, by tenant (taken in turn), oldest first
