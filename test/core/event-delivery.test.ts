@@ -370,7 +370,6 @@ t.test('a subscriber listening to a pattern that matches no event type stops the
 // queued behind A's backlog, is reached only by a fetch made while A is at its cap. On PostgreSQL
 // (NOTIFY, two processes, eight fetching workers) that happens at once; on PGlite B's subscriber jobs
 // were observed waiting ~10 s while ~350 of A's went first.
-const PGLITE_STARVATION = "PGlite: B's subscriber job waits behind A's backlog (pg-boss fetch window = batchSize oldest jobs)";
 
 t.test("one tenant's burst does not hold up another tenant's delivery", async (t) => {
   const [a, b] = [await ctx.tenant(), await ctx.tenant()];
@@ -391,10 +390,8 @@ t.test("one tenant's burst does not hold up another tenant's delivery", async (t
   t.comment(`B's delivery ${bGot.at - burstAt} ms after A's burst committed, when ${aBefore} of A's 300 had arrived`);
   // fewer than 300 of A's before B's: A's last comes after B's
   t.ok(aBefore < 300, "B's delivery arrived before A's last");
-  t.ok(bGot.at - burstAt < 3000, "B's delivery within 3 s of A's burst (one dispatch, a subscriber job and a delivery job, each fetched past A's backlog)", {
-    todo: onPglite && PGLITE_STARVATION,
-  });
-  // A's backlog drains slowly (SLOW_TENANT_BUG); this file does not wait for it
+  t.ok(bGot.at - burstAt < 3000, "B's delivery within 3 s of A's burst (one dispatch, a subscriber job and a delivery job, each fetched past A's backlog)");
+  // A's slow receiver keeps its backlog for a while; this file does not wait for it
   t.teardown(async () => {
     for (const q of [SUBSCRIBER_QUEUE, DELIVER_JOB]) await bossOf(ctx.kernel).deleteQueuedJobs(q);
   });
