@@ -56,9 +56,14 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
     pipelining: 1,
     requests: [{ setupRequest: (req: AcRequest) => o.setup(req) }],
   });
+  return resultOf(r, r.duration);
+}
+
+/** What a run measured; `seconds` is the time the requests rate is taken over. */
+function resultOf(r: AcResult, seconds: number): LoadResult {
   const statusCodes = Object.fromEntries(Object.entries(r.statusCodeStats ?? {}).map(([code, s]) => [code, Number(s.count)]));
   return {
-    rps: Math.round(r.requests.total / r.duration),
+    rps: Math.round(r.requests.total / seconds),
     p50: r.latency.p50,
     p99: r.latency.p99,
     requests: r.requests.total,
@@ -102,16 +107,8 @@ export async function runAmount(o: Omit<LoadOptions, 'duration'> & { amount: num
     });
   });
   const endedAt = performance.now();
-  const statusCodes = Object.fromEntries(Object.entries(r.statusCodeStats ?? {}).map(([code, s]) => [code, Number(s.count)]));
   return {
-    rps: Math.round(r.requests.total / ((endedAt - startedAt) / 1000)),
-    p50: r.latency.p50,
-    p99: r.latency.p99,
-    requests: r.requests.total,
-    non2xx: r.non2xx,
-    errors: r.errors,
-    timeouts: r.timeouts,
-    statusCodes,
+    ...resultOf(r, (endedAt - startedAt) / 1000),
     ok,
     startedAt,
     lastOkAt,

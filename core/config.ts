@@ -41,13 +41,15 @@ export interface Config {
   events: {
     /** writes record events (EVENTS=off: no outbox rows, so no subscribers or webhooks hear of them) */
     enabled: boolean;
-    /** ms the dispatcher waits when the outbox is empty */
+    /** ms the dispatcher waits when the outbox had nothing (more) to hand on */
     pollMs: number;
+    /** outbox rows per dispatch transaction */
     batchSize: number;
-    /** outbox rows of one tenant per dispatch batch */
+    /** at most this many of them of one tenant */
     perTenant: number;
-    /** jobs of one tenant a process runs at once */
+    /** jobs of one tenant the workers run at once (every process together) */
     tenantConcurrency: number;
+    /** days dispatched events and their receipts are kept (delivery logs, replays) */
     retentionDays: number;
     /** every job's first retry delay in seconds, instead of its declaration's (tests, development) */
     retryDelaySeconds?: number;

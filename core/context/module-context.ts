@@ -37,12 +37,18 @@ export interface ContextServices {
   emit(crud: CrudContext, type: string, event: EmittedEvent): Promise<void>;
   /** sends a module job for the context's tenant and company, inside its transaction if any */
   enqueue(crud: CrudContext, job: string, data: unknown, opts: EnqueueOptions): Promise<string | null>;
-  enqueueMany(crud: CrudContext, job: string, items: { data: unknown; attempts?: number }[]): Promise<void>;
+  enqueueMany(crud: CrudContext, job: string, items: EnqueueItem[]): Promise<void>;
   /** an event of the context's tenant still in the outbox (kept for the configured retention) */
   readEvent(crud: CrudContext, id: string): Promise<PlinthEvent | null>;
   outbound: Outbound;
   /** every event type of the loaded modules */
   eventTypes: string[];
+}
+
+/** One of many jobs of a kind sent at once: its data, and its tries if not the job's declaration. */
+export interface EnqueueItem {
+  data: unknown;
+  attempts?: number;
 }
 
 export interface EnqueueOptions {
@@ -187,7 +193,7 @@ export class ModuleContext {
   }
 
   /** Sends many jobs of one kind at once (one statement), like enqueue. */
-  enqueueMany(name: string, items: { data: unknown; attempts?: number }[]): Promise<void> {
+  enqueueMany(name: string, items: EnqueueItem[]): Promise<void> {
     return this.#services.enqueueMany(this.crud, name, items);
   }
 

@@ -6,7 +6,7 @@ import type { EntityModel } from '../model/entity-model.ts';
 import type { SecretBox } from '../secrets.ts';
 import type { Ability } from '../access/abilities.ts';
 import { CrudService, type CrudContext, type WriteHooks, type WriteEvent } from '../crud/crud-service.ts';
-import { ModuleContext, type ContextServices, type EmittedEvent, type EnqueueOptions, type Outbound } from './module-context.ts';
+import { ModuleContext, type ContextServices, type EmittedEvent, type EnqueueItem, type EnqueueOptions, type Outbound } from './module-context.ts';
 import type { PlinthEvent } from '../data/outbox.ts';
 import type { EntityHooks } from './hooks.ts';
 import type { Outbox } from '../data/outbox.ts';
@@ -26,7 +26,7 @@ export interface ServiceDeps {
   outbox?: Outbox;
   events: EventCatalog;
   enqueue(crud: CrudContext, job: string, data: unknown, opts: EnqueueOptions): Promise<string | null>;
-  enqueueMany(crud: CrudContext, job: string, items: { data: unknown; attempts?: number }[]): Promise<void>;
+  enqueueMany(crud: CrudContext, job: string, items: EnqueueItem[]): Promise<void>;
   outbound: Outbound;
 }
 
@@ -35,8 +35,12 @@ export class KernelServices implements ContextServices {
   #deps: ServiceDeps;
   #services = new Map<string, CrudService>();
 
+  /** every event type of the loaded modules (fixed once the manifests are loaded) */
+  readonly eventTypes: string[];
+
   constructor(deps: ServiceDeps) {
     this.#deps = deps;
+    this.eventTypes = deps.events.types.map((t) => t.type);
   }
 
   service(entity: string): CrudService {
@@ -75,16 +79,13 @@ export class KernelServices implements ContextServices {
   rolesChanged(tenantId: string): Promise<void> {
     return this.#deps.rolesChanged(tenantId);
   }
-  get eventTypes(): string[] {
-    return this.#deps.events.types.map((t) => t.type);
-  }
   get outbound(): Outbound {
     return this.#deps.outbound;
   }
   enqueue(crud: CrudContext, job: string, data: unknown, opts: EnqueueOptions): Promise<string | null> {
     return this.#deps.enqueue(crud, job, data, opts);
   }
-  enqueueMany(crud: CrudContext, job: string, items: { data: unknown; attempts?: number }[]): Promise<void> {
+  enqueueMany(crud: CrudContext, job: string, items: EnqueueItem[]): Promise<void> {
     return this.#deps.enqueueMany(crud, job, items);
   }
   async readEvent(crud: CrudContext, id: string): Promise<PlinthEvent | null> {

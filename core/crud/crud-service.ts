@@ -124,7 +124,7 @@ export class CrudService {
   #table: Table;
   #secrets?: SecretBox;
   /** fields a write's input may set (the request body was checked against the writable ones before) */
-  #writable: Set<string>;
+  #settable: Set<string>;
   #readable: Set<string>;
   #hooks: WriteHooks;
   #outbox?: Outbox;
@@ -144,7 +144,7 @@ export class CrudService {
     this.toDto = rowMapper(model);
     this.#reader = new SqlReader(model);
     this.#table = tableOf(model);
-    this.#writable = new Set(model.settable.map((f) => f.name));
+    this.#settable = new Set(model.settable.map((f) => f.name));
     this.#readable = new Set(model.readable.map((f) => f.name));
   }
 
@@ -301,7 +301,7 @@ export class CrudService {
       for (const f of this.model.fields) {
         if (f.translatable) continue;
         if (bound[f.name] !== undefined) data[f.name] = bound[f.name];
-        else if (this.#writable.has(f.name) && input[f.name] !== undefined) data[f.name] = this.#stored(f, input[f.name]);
+        else if (this.#settable.has(f.name) && input[f.name] !== undefined) data[f.name] = this.#stored(f, input[f.name]);
         else if (f.default !== undefined) data[f.name] = storedValue(f, f.default);
       }
       Object.assign(data, internal);

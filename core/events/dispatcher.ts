@@ -4,6 +4,7 @@
 // pending for the next. Tenants are served in turn, so a tenant's burst waits
 // its turn like everyone else's events.
 import type { JobInsert, PgBoss } from 'pg-boss';
+import type { Config } from '../config.ts';
 import type { Databases } from '../db/databases.ts';
 import { eventOf, type Outbox, type PlinthEvent } from '../data/outbox.ts';
 import { run, type Row } from '../data/sql.ts';
@@ -39,13 +40,7 @@ interface DispatcherDeps {
   queues: JobQueues;
   subscribers: NamedSubscriber[];
   queue: string;
-  options: {
-    /** ms the dispatcher waits when the outbox had nothing (more) to hand on */
-    pollMs: number;
-    /** outbox rows per dispatch transaction, and at most per tenant of them */
-    batchSize: number;
-    perTenant: number;
-  };
+  options: Pick<Config['events'], 'pollMs' | 'batchSize' | 'perTenant'>;
 }
 
 export class Dispatcher {

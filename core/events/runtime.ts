@@ -12,13 +12,14 @@
 // `tenantConcurrency` jobs of one tenant at a time, so one tenant's burst
 // cannot take every worker.
 import type { Job, JobResult, PgBoss } from 'pg-boss';
+import type { Config } from '../config.ts';
 import type { Databases } from '../db/databases.ts';
 import type { Outbox } from '../data/outbox.ts';
 import { run } from '../data/sql.ts';
 import type { CrudContext } from '../crud/crud-service.ts';
 import type { TenantRegistry, Tenant } from '../tenancy/registry.ts';
 import { SYSTEM, type Principal } from '../access/principal.ts';
-import type { EnqueueOptions, ModuleContext } from '../context/module-context.ts';
+import type { EnqueueItem, EnqueueOptions, ModuleContext } from '../context/module-context.ts';
 import type { JobDefinition, PluginModule } from '../context/plugin-module.ts';
 import { matchesPattern } from '../manifest/events.ts';
 import { Dispatcher, type SubscriberJob, type NamedSubscriber } from './dispatcher.ts';
@@ -30,19 +31,8 @@ export const SUBSCRIBER_QUEUE = 'plinth.subscriber';
 const MAINTENANCE_QUEUE = 'plinth.maintenance';
 const deadQueue = (queue: string) => `${queue}.dead`;
 
-export interface EventOptions {
-  /** ms the dispatcher waits when the outbox had nothing (more) to hand on */
-  pollMs: number;
-  /** outbox rows per dispatch transaction, and at most per tenant of them */
-  batchSize: number;
-  perTenant: number;
-  /** jobs of one tenant a worker runs at once */
-  tenantConcurrency: number;
-  /** days dispatched events and their receipts are kept (delivery logs, replays) */
-  retentionDays: number;
-  /** overrides every job's first retry delay (tests) */
-  retryDelaySeconds?: number;
-}
+/** The settings of config.events the runtime uses (declared there, once). */
+export type EventOptions = Omit<Config['events'], 'enabled'>;
 
 export type { Log } from './dispatcher.ts';
 import type { Log } from './dispatcher.ts';
@@ -114,30 +104,34 @@ export class EventRuntime {
 
   /** Sends a module job for the context's tenant and company, in its transaction if it is in one. */
   async enqueue(crud: CrudContext, name: string, data: unknown, opts: EnqueueOptions = {}): Promise<string | null> {
-    if (!this.jobs.has(name)) throw new Error(`no module declares the job "${name}" (plugin "jobs")`);
-    const attempts = opts.attempts === undefined ? undefined : Math.max(1, Math.floor(opts.attempts));
-    const tenant = this.#deps.tenants.cached(crud.tenantId) ?? (await this.#deps.tenants.find(crud.tenantId));
-    const boss = this.#deps.queues.boss(tenant!.connectionKey);
-    const job: ModuleJob = { tenantId: crud.tenantId, companyId: crud.companyId, data, attempts };
-    return boss.send(name, job as unknown as object, {
-      group: { id: crud.tenantId },
-      startAfter: opts.startAfter,
-      ...(attempts ? { retryLimit: attempts - 1 } : {}),
-      db: txDb(crud.em),
-    });
+    const boss = await this.#bossFor(crud, name);
+    const { data: job, ...options } = this.#moduleJob(crud, { data, attempts: opts.attempts });
+    return boss.send(name, job as unknown as object, { ...options, startAfter: opts.startAfter, db: txDb(crud.em) });
   }
 
   /** Sends many jobs of one kind for the context's tenant and company in one statement, in its transaction if it is in one. */
-  async enqueueMany(crud: CrudContext, name: string, items: { data: unknown; attempts?: number }[]): Promise<void> {
+  async enqueueMany(crud: CrudContext, name: string, items: EnqueueItem[]): Promise<void> {
+    const boss = await this.#bossFor(crud, name);
+    if (items.length)
+      await boss.insert(
+        name,
+        items.map((item) => this.#moduleJob(crud, item)),
+        { db: txDb(crud.em) },
+      );
+  }
+
+  /** The job runner of the context's tenant's database, for a job a module declares. */
+  async #bossFor(crud: CrudContext, name: string): Promise<PgBoss> {
     if (!this.jobs.has(name)) throw new Error(`no module declares the job "${name}" (plugin "jobs")`);
-    if (!items.length) return;
     const tenant = this.#deps.tenants.cached(crud.tenantId) ?? (await this.#deps.tenants.find(crud.tenantId));
-    const jobs = items.map((item) => {
-      const attempts = item.attempts === undefined ? undefined : Math.max(1, Math.floor(item.attempts));
-      const data: ModuleJob = { tenantId: crud.tenantId, companyId: crud.companyId, data: item.data, attempts };
-      return { data, group: { id: crud.tenantId }, ...(attempts ? { retryLimit: attempts - 1 } : {}) };
-    });
-    await this.#deps.queues.boss(tenant!.connectionKey).insert(name, jobs, { db: txDb(crud.em) });
+    return this.#deps.queues.boss(tenant!.connectionKey);
+  }
+
+  /** A module job as queued: grouped by its tenant, its tries (when the sender chose them) as pg-boss's retry limit. */
+  #moduleJob(crud: CrudContext, item: EnqueueItem): { data: ModuleJob; group: { id: string }; retryLimit?: number } {
+    const attempts = item.attempts === undefined ? undefined : Math.max(1, Math.floor(item.attempts));
+    const data: ModuleJob = { tenantId: crud.tenantId, companyId: crud.companyId, data: item.data, attempts };
+    return { data, group: { id: crud.tenantId }, ...(attempts ? { retryLimit: attempts - 1 } : {}) };
   }
 
   /** Starts the dispatchers and workers of this process. */

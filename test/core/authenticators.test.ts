@@ -3,36 +3,18 @@
 // else; the principal it names gets an ability from its roles and the same
 // scoped data access as a user; OpenAPI documents its security scheme.
 import t from 'tap';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { build } from '../helper.ts';
+import { modulesWith, SDK_URL } from '../support/manifests.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'plinth-authn-'));
-t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-const manifestsDir = join(dir, 'manifests');
-const pluginsDir = join(dir, 'plugins');
-cpSync('manifests', manifestsDir, { recursive: true });
-// the shipped plugins as they are (linked: their imports resolve from their real place), and the probe's
-mkdirSync(pluginsDir);
-for (const id of readdirSync('plugins')) symlinkSync(resolve('plugins', id), join(pluginsDir, id));
-writeFileSync(
-  join(manifestsDir, 'probe.json'),
-  JSON.stringify({
-    id: 'probe',
-    name: 'Probe',
-    version: '1.0.0',
-    dependsOn: ['catalog'],
-    routes: [{ method: 'GET', path: '/api/probe/whoami', handler: 'whoami', summary: 'who the key names', auth: 'probe-key', access: { action: 'read', subject: 'Product' } }],
-  }),
-);
-mkdirSync(join(pluginsDir, 'probe'));
-const sdk = pathToFileURL(resolve('core/plugin-api.ts')).href;
-writeFileSync(
-  join(pluginsDir, 'probe', 'index.ts'),
-  `
-import { handler, httpError, Type } from '${sdk}';
+// the shipped modules and the probe: a route that accepts only its own key
+const { manifestsDir, pluginsDir } = modulesWith(t, {
+  probe: {
+    manifest: {
+      name: 'Probe',
+      routes: [{ method: 'GET', path: '/api/probe/whoami', handler: 'whoami', summary: 'who the key names', auth: 'probe-key', access: { action: 'read', subject: 'Product' } }],
+    },
+    plugin: `
+import { handler, httpError, Type } from '${SDK_URL}';
 // "<tenant>:<role>:<secret>"; the role must exist in the tenant (looked up with system access)
 export const authenticators = {
   'probe-key': {
@@ -53,7 +35,8 @@ export const handlers = {
     ({ kind: ctx.principal.kind, id: ctx.principal.id, products: await ctx.data('Product').count() })),
 };
 `,
-);
+  },
+});
 
 const ctx = await build(t, { config: { manifestsDir, pluginsDir } });
 const tenant = await ctx.tenant();

@@ -15,11 +15,12 @@ import t from 'tap';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import type { PgBoss } from 'pg-boss';
 import { build, onPglite, testConfig, type TestContext, type TestTenant } from '../helper.ts';
+import { until } from '../support/wait.ts';
+import { createWebhook } from '../support/webhooks.ts';
 import { startReceiver, type Receiver, type Received } from '../support/receiver.ts';
 import { modulesWith, SDK_URL } from '../support/manifests.ts';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { generateSecret } from '../../plugins/core/webhooks/signature.ts';
 import { DELIVER_JOB } from '../../plugins/core/webhooks/deliver.ts';
 import { SYSTEM } from '../../core/access/principal.ts';
 import { openKernel, type Kernel } from '../../core/kernel.ts';
@@ -130,21 +131,9 @@ async function stopWorkers(k: Kernel): Promise<void> {
   for (const q of [SUBSCRIBER_QUEUE, ...k.eventRuntime.jobs.keys(), 'plinth.cron', 'plinth.maintenance']) await bossOf(k).offWork(q, { wait: true });
 }
 
-async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > deadline) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function webhook(c: Pick<TestContext, 'as'>, tenant: TestTenant, url: string, events = ['catalog.product.created']) {
-  const res = await c.as(tenant.adminToken, { method: 'POST', url: '/api/webhooks', payload: { url, events, secret: generateSecret() } });
-  if (res.statusCode !== 201) throw new Error(`webhook: ${res.statusCode} ${res.body}`);
-  return res.json() as { id: string };
-}
+const webhook = (c: Pick<TestContext, 'as'>, tenant: TestTenant, url: string, events = ['catalog.product.created']) => createWebhook(c, tenant, { url, events });
 
 /** `n` products through `procs`' APIs in turn, `parallel` requests at a time; their ids. */
 async function products(procs: Pick<Proc, 'as'>[], tenant: TestTenant, n: number, prefix: string, parallel = 10): Promise<string[]> {

@@ -6,6 +6,8 @@
 import t from 'tap';
 import { Webhook } from 'standardwebhooks';
 import { build, type TestContext, type TestTenant } from '../helper.ts';
+import { until } from '../support/wait.ts';
+import { createWebhook } from '../support/webhooks.ts';
 import { startReceiver } from '../support/receiver.ts';
 import { generateSecret } from '../../plugins/core/webhooks/signature.ts';
 import { SYSTEM } from '../../core/access/principal.ts';
@@ -25,12 +27,7 @@ await ctx.kernel.startWorkers(log);
 const receiver = await startReceiver();
 t.teardown(() => receiver.close());
 
-async function webhook(c: TestContext, tenant: TestTenant, body: Record<string, unknown>) {
-  const secret = generateSecret();
-  const res = await c.as(tenant.adminToken, { method: 'POST', url: '/api/webhooks', payload: { url: receiver.url, events: ['*'], secret, ...body } });
-  if (res.statusCode !== 201) throw new Error(`webhook: ${res.statusCode} ${res.body}`);
-  return { ...res.json(), secret };
-}
+const webhook = (c: TestContext, tenant: TestTenant, body: Record<string, unknown>) => createWebhook(c, tenant, { url: receiver.url, ...body });
 
 t.test('a write reaches the webhook, signed and verifiable', async (t) => {
   const tenant = await ctx.tenant();
@@ -64,15 +61,6 @@ async function outbox(tenantId: string) {
 async function deliveries(tenant: TestTenant, webhookId: string) {
   const res = await ctx.as(tenant.adminToken, { method: 'GET', url: `/api/webhooks/${webhookId}/deliveries?sort=createdAt&size=100` });
   return res.json().items as Record<string, any>[];
-}
-
-async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > deadline) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 t.test('every generated write records its event in its own transaction; a rollback records none', async (t) => {

@@ -4,6 +4,7 @@
 // fanned out to that zone's active tenants only.
 import t from 'tap';
 import { build, type TestTenant } from '../helper.ts';
+import { until } from '../support/wait.ts';
 import { modulesWith, SDK_URL } from '../support/manifests.ts';
 import { SYSTEM } from '../../core/access/principal.ts';
 
@@ -43,14 +44,6 @@ const ctx = await build(t, {
 });
 await ctx.kernel.startWorkers(log);
 
-async function until<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > deadline) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 const sql = (text: string, params: unknown[] = []) => ctx.kernel.dbs.main.em.getConnection().execute(text, params) as Promise<Record<string, any>[]>;
 async function inZone(tenant: TestTenant, timeZone: string) {
   await sql(`update ${REGISTRY}.tenants set time_zone = ? where id = ?`, [timeZone, tenant.id]);
