@@ -55,9 +55,10 @@ export async function ensureDatabase(url: string): Promise<void> {
   }
 }
 
-export function benchKernel(databaseUrl: string, jwtSecret: string, root: string): Promise<Kernel> {
+export function benchKernel(databaseUrl: string, jwtSecret: string, root: string, env: Record<string, string> = {}): Promise<Kernel> {
   return openKernel(
     loadConfig({
+      ...env,
       DATABASE_URL: databaseUrl,
       JWT_SECRET: jwtSecret,
       LOG_LEVEL: 'silent',

@@ -317,8 +317,11 @@ try {
   if (scenarios.length) {
     const idiomatic = new Set(scenarios.filter((s) => s.baseline === 'idiomatic').map((s) => s.name));
     const productTable = `"${bench.schema}"."${kernel.model('Product').table}"`;
-    // 1. Plinth's SQL for each probe, as templates for the baseline
-    const capture = await captureSql(kernel, bench, scenarios, tag);
+    // 1. Plinth's SQL for each probe, as templates for the baseline. Captured with EVENTS=off: a write's
+    // outbox row rides in its own statement, and the baseline does the data's SQL only (the outbox's
+    // cost is measured on its own, against the same Plinth with EVENTS=off)
+    const captureKernel = await benchKernel(DATABASE_URL, JWT_SECRET, ROOT, { EVENTS: 'off' });
+    const capture = await captureSql(captureKernel, bench, scenarios, tag).finally(() => captureKernel.close());
     await removeWrites(kernel, bench);
     mkdirSync(LOG_DIR, { recursive: true });
     writeFileSync(sqlFile, JSON.stringify(capture.templates));

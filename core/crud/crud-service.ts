@@ -19,6 +19,7 @@ import { comparable, computeFormulas, diff, fitting, parseSum, type Changes } fr
 import { Params, q, run } from '../data/sql.ts';
 import { and, compileCondition, compileScope, matching, type Condition, type Fragment } from '../data/scope.ts';
 import { FLAGS, tableOf, type Flags, type Table } from '../data/table.ts';
+import { v7 as uuidv7 } from 'uuid';
 import { readColumns, writeFieldFlags } from '../data/field-access.ts';
 import type { Principal } from '../access/principal.ts';
 import type { Outbox } from '../data/outbox.ts';
@@ -313,8 +314,15 @@ export class CrudService {
       if (tr && !tr.initial.includes(data[tr.field])) throw httpError('INVALID_TRANSITION', `a ${this.model.name} starts as ${tr.initial.join(' or ')}, not ${data[tr.field]}`);
       if (tr?.reserved?.includes(data[tr.field]) && !opts.system) throw httpError('INVALID_TRANSITION', `only the module moves a ${this.model.name} to ${data[tr.field]}`);
       const parents = await this.#lockParents(tx, data);
+      data.id ??= uuidv7();
+      const now = new Date().toISOString();
       // the new row must be one the caller may create: checked on the row as stored, in the same SQL as every read
-      const row = await this.#table.insert(tx.em, this.params(tx), data, { ...this.#mayFlag(tx, 'create'), ...fieldFlags }, this.#columns(tx));
+      const row = await this.#table.insert(tx.em, this.params(tx), data, {
+        flags: { ...this.#mayFlag(tx, 'create'), ...fieldFlags },
+        columns: this.#columns(tx),
+        now,
+        with: this.#eventInsert(tx, 'create', null, { ...data, createdAt: now, updatedAt: now, version: 1 }),
+      });
       this.#assertMay(row, 'create');
       await this.audit(tx, 'create', row.id, diff({}, this.#snapshot(row)));
       await this.#rollUp(tx, parents);
@@ -347,7 +355,13 @@ export class CrudService {
       if (!Object.keys(changes).length && Object.keys(data).every((k) => this.#readable.has(k))) {
         return { row: this.#columns(tx) ? (await this.#find(tx, id, 'read', false))! : old };
       }
-      const row = (await this.#table.update(tx.em, this.params(tx), id, data, { flags: this.#mayFlag(tx, 'update'), columns: this.#columns(tx) }))!;
+      const now = new Date().toISOString();
+      const row = (await this.#table.update(tx.em, this.params(tx), id, data, {
+        flags: this.#mayFlag(tx, 'update'),
+        columns: this.#columns(tx),
+        now,
+        with: this.#eventInsert(tx, op, old, { ...merged, updatedAt: now, version: old.version + 1 }),
+      }))!;
       // a write may not move a row out of the caller's reach
       this.#assertMay(row, 'update');
       await this.audit(tx, opts.auditAction ?? 'update', id, diff(before, this.#snapshot(row)));
@@ -368,7 +382,7 @@ export class CrudService {
       const parents = await this.#lockParents(tx, row);
       await this.#assertUnreferenced(tx, id);
       await this.audit(tx, 'delete', id, diff(this.#snapshot(row), {}));
-      await this.#table.delete(tx.em, this.params(tx), id);
+      await this.#table.delete(tx.em, this.params(tx), id, { with: this.#eventInsert(tx, 'delete', row, null) });
       await this.#rollUp(tx, parents);
       return { row, event: { op: 'delete', id, before: row, after: null } };
     });
@@ -376,33 +390,52 @@ export class CrudService {
 
   /**
    * One write in its transaction (or the caller's): `fn` locks, checks and
-   * writes; then the afterWrite hooks run inside the transaction (a throw
-   * rolls the write back), the write's event goes to the outbox in the same
-   * transaction, and the afterCommit hooks run once it committed.
+   * writes, its event going to the outbox in the same statement; then the
+   * afterWrite hooks run inside the transaction (a throw rolls the write and
+   * its event back), and the afterCommit hooks run once it committed.
    */
   async #write(ctx: CrudContext, fn: (tx: CrudContext) => Promise<{ row: Row; event?: WriteEvent }>): Promise<Row> {
     return inTransaction(ctx, async (tx) => {
       const { row, event } = await fn(tx);
       if (event && this.#hooks.afterWrite) await this.#hooks.afterWrite(tx, event);
-      if (event && this.#outbox) await this.#recordEvent(tx, event);
       if (event && this.#hooks.afterCommit) tx.tx!.afterCommit.push(() => this.#hooks.afterCommit!(tx.tx!.outside, event));
       return row;
     });
   }
 
-  /** The outbox rows of a write (and of a move into a state, besides): the row after it (before it, for a delete) as the API shows it, with every translation, and what changed. */
-  async #recordEvent(tx: CrudContext, event: WriteEvent): Promise<void> {
-    const row = (event.after ?? event.before)!;
-    const changes = diff(event.before ? this.#snapshot(event.before) : {}, event.after ? this.#snapshot(event.after) : {});
+  /**
+   * The outbox insert of a write (and of a move into a state, besides), sent
+   * with the write's own statement: the row after it (before it, for a
+   * delete) as the API shows it, with every translation, and what changed.
+   * `after` is the row as the write stores it, known before it runs.
+   */
+  #eventInsert(tx: CrudContext, op: WriteOp, before: Row | null, after: Row | null): Fragment | undefined {
+    if (!this.#outbox) return undefined;
+    if (after) after = this.#asStored(after);
+    const row = (after ?? before)!;
+    const changes = diff(before ? this.#snapshot(before) : {}, after ? this.#snapshot(after) : {});
     const payload = { row: this.toDto(row, { prefs: tx.read.prefs, translations: true }), changes };
     const companyId = (row.companyId as string | undefined) ?? tx.companyId;
-    const events = [{ type: this.#eventTypes[event.op], entity: this.model.name, entityId: event.id, payload }];
+    const events = [{ type: this.#eventTypes[op], entity: this.model.name, entityId: row.id as string, payload }];
     const state = this.model.transitions?.field;
-    if (state && event.before && event.after && state in changes) {
-      const moved = this.#stateEvent(String(event.after[state]));
+    if (state && before && after && state in changes) {
+      const moved = this.#stateEvent(String(after[state]));
       if (moved) events.push({ ...events[0], type: moved });
     }
-    await this.#outbox!.record({ em: tx.em, tenantId: tx.tenantId, companyId, principal: tx.principal }, events);
+    return (p) => this.#outbox!.insert(p, { tenantId: tx.tenantId, companyId, principal: tx.principal }, events);
+  }
+
+  /** A row about to be written with its readable values as a read will return them (module code may set a decimal as a number, an instant as a Date). */
+  #asStored(row: Row): Row {
+    const out = { ...row };
+    for (const f of this.model.readable) {
+      const v = out[f.name];
+      if (v === undefined || v === null || f.translatable) continue;
+      if (f.type === 'datetime') out[f.name] = new Date(v).toISOString();
+      else if (f.type === 'date' && v instanceof Date) out[f.name] = v.toISOString().slice(0, 10);
+      else out[f.name] = storedValue(f, v);
+    }
+    return out;
   }
 
   async #before(tx: CrudContext, event: BeforeWriteEvent): Promise<Record<string, unknown>> {

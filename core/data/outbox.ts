@@ -8,7 +8,7 @@ import { v7 as uuidv7 } from 'uuid';
 import type { EntityManager } from '@mikro-orm/core';
 import type { Databases } from '../db/databases.ts';
 import type { Principal } from '../access/principal.ts';
-import { run } from './sql.ts';
+import { Params, run } from './sql.ts';
 
 /** An event as subscribers and webhooks receive it. */
 export interface PlinthEvent {
@@ -93,13 +93,21 @@ export class Outbox {
   /** Writes events in `src`'s transaction (or as one statement outside one). */
   async record(src: EventSource, events: NewEvent[]): Promise<void> {
     if (!events.length) return;
-    const values: unknown[] = [];
+    const p = new Params('', src.companyId);
+    await run(src.em, this.insert(p, src, events), p.values);
+  }
+
+  /**
+   * The insert of `events` as SQL binding its values to `p`: a generated write
+   * sends it as a CTE of its own statement (data/table.ts), so recording its
+   * event costs no extra round trip.
+   */
+  insert(p: Params, src: Omit<EventSource, 'em'>, events: NewEvent[]): string {
     const rows = events.map((e) => {
-      const at = values.length;
-      values.push(uuidv7(), src.tenantId, src.companyId, e.type, e.entity, e.entityId, src.principal.kind, src.principal.id, JSON.stringify(e.payload), e.payloadVersion ?? 1);
-      return `(${Array.from({ length: 10 }, (_, i) => `$${at + i + 1}`).join(', ')})`;
+      const values = [uuidv7(), src.tenantId, src.companyId, e.type, e.entity, e.entityId, src.principal.kind, src.principal.id, JSON.stringify(e.payload), e.payloadVersion ?? 1];
+      return `(${values.map((v) => p.add(v)).join(', ')})`;
     });
-    await run(src.em, `insert into ${this.table} (id, tenant_id, company_id, type, entity, entity_id, actor_kind, actor_id, payload, payload_version) values ${rows.join(', ')}`, values);
+    return `insert into ${this.table} (id, tenant_id, company_id, type, entity, entity_id, actor_kind, actor_id, payload, payload_version) values ${rows.join(', ')}`;
   }
 
   /** Event `id` of `src`'s tenant, while it is kept. */

@@ -15,6 +15,18 @@ interface Column {
 
 /** Extra boolean columns a statement returns, e.g. { may: <update scope> } → row[FLAGS].may */
 export type Flags = Record<string, Fragment>;
+/** How a write runs besides its data. */
+export interface WriteOpts {
+  /** boolean columns the write returns, e.g. whether the row stays in the caller's reach */
+  flags?: Flags;
+  /** the select list the caller may see (data/field-access.ts); default every readable field */
+  columns?: Fragment;
+  /** the ISO instant the row is stamped with (created/updated at); default now */
+  now?: string;
+  /** a data-modifying statement run with the write, in the same round trip (its outbox row) */
+  with?: Fragment;
+}
+
 /** Where a row holds its flags: a symbol, so they never show in the row's fields. */
 export const FLAGS = Symbol('flags');
 
@@ -70,9 +82,9 @@ export class Table {
     return rows[0].n as number;
   }
 
-  /** `columns`: the select list the caller may see (data/field-access.ts); default every readable field. */
-  async insert(em: EntityManager, p: Params, data: Row, flags?: Flags, columns?: Fragment): Promise<Row> {
-    const now = new Date().toISOString();
+  /** Inserts `data` (an id is made unless it has one) stamped `opts.now`. */
+  async insert(em: EntityManager, p: Params, data: Row, opts: WriteOpts = {}): Promise<Row> {
+    const now = opts.now ?? new Date().toISOString();
     const names = ['"id"', '"created_at"', '"updated_at"', '"version"'];
     const values = [p.add(data.id ?? uuidv7()), p.add(now), p.add(now), '1'];
     for (const [name, value] of Object.entries(data)) {
@@ -81,24 +93,29 @@ export class Table {
       names.push(q(col.column));
       values.push(this.#value(p, col, value));
     }
-    const sql = `insert into ${p.table(this.model.table)} as t (${names.join(', ')}) values (${values.join(', ')}) returning ${columns?.(p) ?? this.columns}${this.#flags(p, flags)}`;
+    const sql = `${this.#with(p, opts)}insert into ${p.table(this.model.table)} as t (${names.join(', ')}) values (${values.join(', ')}) returning ${opts.columns?.(p) ?? this.columns}${this.#flags(p, opts.flags)}`;
     return this.#unflag((await run(em, sql, p.values))[0])!;
   }
 
   /** Sets `data`, bumps the version; null when no row `id` holds `where`. */
-  async update(em: EntityManager, p: Params, id: string, data: Row, opts: { where?: Fragment; flags?: Flags; columns?: Fragment } = {}): Promise<Row | null> {
-    const sets = [`"version" = t."version" + 1`, `"updated_at" = ${p.add(new Date().toISOString())}`];
+  async update(em: EntityManager, p: Params, id: string, data: Row, opts: WriteOpts & { where?: Fragment } = {}): Promise<Row | null> {
+    const sets = [`"version" = t."version" + 1`, `"updated_at" = ${p.add(opts.now ?? new Date().toISOString())}`];
     for (const [name, value] of Object.entries(data)) {
       const col = this.#writable.get(name);
       if (col && value !== undefined) sets.push(`${q(col.column)} = ${this.#value(p, col, value)}`);
     }
     const where = and([(x) => `t."id" = ${x.add(id)}`, opts.where ?? TRUE]);
-    const sql = `update ${p.table(this.model.table)} as t set ${sets.join(', ')} where ${where(p)} returning ${opts.columns?.(p) ?? this.columns}${this.#flags(p, opts.flags)}`;
+    const sql = `${this.#with(p, opts)}update ${p.table(this.model.table)} as t set ${sets.join(', ')} where ${where(p)} returning ${opts.columns?.(p) ?? this.columns}${this.#flags(p, opts.flags)}`;
     return this.#unflag((await run(em, sql, p.values))[0] ?? null);
   }
 
-  async delete(em: EntityManager, p: Params, id: string): Promise<void> {
-    await run(em, `delete from ${p.table(this.model.table)} t where t."id" = ${p.add(id)}`, p.values);
+  async delete(em: EntityManager, p: Params, id: string, opts: Pick<WriteOpts, 'with'> = {}): Promise<void> {
+    await run(em, `${this.#with(p, opts)}delete from ${p.table(this.model.table)} t where t."id" = ${p.add(id)}`, p.values);
+  }
+
+  /** The write's companion statement as a CTE: PostgreSQL runs it once, in the same statement. */
+  #with(p: Params, opts: Pick<WriteOpts, 'with'>): string {
+    return opts.with ? `with "companion" as (${opts.with(p)}) ` : '';
   }
 
   #value(p: Params, col: Column, value: unknown): string {

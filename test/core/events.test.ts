@@ -7,6 +7,7 @@ import t from 'tap';
 import { Webhook } from 'standardwebhooks';
 import { build, type TestContext, type TestTenant } from '../helper.ts';
 import { until } from '../support/wait.ts';
+import { crmApi } from '../plugins/crm/crm-api.ts';
 import { createWebhook } from '../support/webhooks.ts';
 import { startReceiver } from '../support/receiver.ts';
 import { generateSecret } from '../../plugins/core/webhooks/signature.ts';
@@ -74,8 +75,8 @@ t.test('every generated write records its event in its own transaction; a rollba
     rows.map((r) => r.type),
     ['catalog.product.created', 'catalog.product.updated', 'catalog.product.deleted'],
   );
-  t.same(rows[1].payload.changes, { price: { before: '1.00', after: '1.50' }, version: { before: 1, after: 2 } }.price ? rows[1].payload.changes : null);
-  t.equal(rows[1].payload.changes.price.after, '1.50', 'the changed fields, before and after');
+  t.same(Object.keys(rows[1].payload.changes), ['price'], 'only what changed');
+  t.same(rows[1].payload.changes.price, { before: '1.00', after: '1.50' }, 'the changed fields, before and after');
   t.equal(rows[1].payload.row.price, '1.50', 'the row after the change');
   t.equal(rows[2].payload.row.sku, 'O-1', 'a delete carries the row as it was');
   t.equal(rows[0].actorKind, 'user');
@@ -96,6 +97,49 @@ t.test('every generated write records its event in its own transaction; a rollba
   const bad400 = await ctx.as(tenant.adminToken, { method: 'POST', url: '/api/products', payload: { sku: 'O-3', price: 'not a price' } });
   t.equal(bad400.statusCode, 400);
   t.equal((await outbox(tenant.id)).length, count, 'a refused write leaves none');
+});
+
+t.test("an event's row is the row as a read returns it, written in the write's own statement", async (t) => {
+  const tenant = await ctx.tenant();
+  const read = async (id: string) => (await ctx.as(tenant.adminToken, { method: 'GET', url: `/api/products/${id}?translations=true` })).json();
+  const latest = async (id: string) => (await outbox(tenant.id)).filter((r) => r.entityId === id).at(-1)!;
+  // values the database normalises: a decimal without its scale, an instant in lower case with microseconds, a JSON document
+  const body = {
+    sku: 'S-1',
+    name: 'Chair',
+    translations: { name: { de: 'Stuhl' } },
+    price: '7',
+    stock: 3,
+    availableFrom: '2026-12-01',
+    discontinuedAt: '2027-01-02t03:04:05.678912z',
+    attributes: { z: 1, a: [true, null, 'x'], nested: { b: 2.5 } },
+  };
+  const created = await ctx.as(tenant.adminToken, { method: 'POST', url: '/api/products', payload: body });
+  t.equal(created.statusCode, 201);
+  const id = created.json().id;
+  let event = await latest(id);
+  t.equal(event.type, 'catalog.product.created');
+  t.same(event.payload.row, await read(id), 'created: the payload row equals a read');
+  t.strictSame(event.payload.row.translations, { name: { en: 'Chair', de: 'Stuhl' }, description: {} });
+
+  const patched = await ctx.as(tenant.adminToken, {
+    method: 'PATCH',
+    url: `/api/products/${id}`,
+    payload: { price: '7.5', discontinuedAt: null, translations: { name: { fr: 'Chaise' } }, attributes: { only: 'this' } },
+  });
+  t.equal(patched.statusCode, 200, patched.body);
+  event = await latest(id);
+  t.equal(event.type, 'catalog.product.updated');
+  t.same(event.payload.row, await read(id), 'updated: the payload row equals a read');
+  t.equal(event.payload.row.version, 2);
+  t.same(event.payload.changes.price, { before: '7.00', after: '7.50' });
+
+  const last = await read(id);
+  t.equal((await ctx.as(tenant.adminToken, { method: 'DELETE', url: `/api/products/${id}` })).statusCode, 204);
+  event = await latest(id);
+  t.equal(event.type, 'catalog.product.deleted');
+  t.same(event.payload.row, last, 'deleted: the row as it was');
+  t.same(event.payload.changes.price, { before: '7.50', after: null }, 'every field goes');
 });
 
 t.test('domain events: declared in the manifest, held to their payload schema', async (t) => {
@@ -126,6 +170,22 @@ t.test('domain events: declared in the manifest, held to their payload schema', 
   t.equal(converted.length, 1, 'declared by the module, emitted by its code: not derived from the state flow too');
   t.match(converted[0], { entity: 'Lead', entityId: lead.id, payload: { leadId: lead.id, customerId: res.json().customer.id, opportunityId: null } });
   t.equal(converted[0].companyId, tenant.companyId, 'the company of the context');
+  // module code sets read-only values (customerId, an instant as a Date): the event still shows the row a read returns
+  const leadEvent = (await outbox(tenant.id)).filter((r) => r.entityId === lead.id && r.type === 'crm.lead.updated').at(-1)!;
+  const leadNow = (await ctx.as(tenant.adminToken, { method: 'GET', url: `/api/crm/leads/${lead.id}` })).json();
+  t.ok(leadNow.convertedAt);
+  t.same(leadEvent.payload.row, leadNow, "the converted lead's event row equals a read");
+});
+
+t.test("a computed field's event shows it as stored", async (t) => {
+  const tenant = await ctx.tenant();
+  const crm = crmApi(ctx, tenant.adminToken);
+  const quote = await crm.quote({ customerId: (await crm.customer()).id });
+  const line = await crm.line(quote.id, { quantity: '3', unitPrice: '3.33', discount: '0.1', taxRate: '0.19' });
+  const event = (await outbox(tenant.id)).find((r) => r.entityId === line.id)!;
+  const read = (await crm.api('GET', `/api/crm/quotes/${quote.id}/lines/${line.id}`)).json();
+  t.ok(Number(read.lineTotal) > 0);
+  t.same(event.payload.row, read, 'formulas computed before the write equal what the database holds');
 });
 
 t.test('retries with backoff until the receiver takes it; the log keeps every try', async (t) => {
