@@ -56,7 +56,7 @@ export class KernelServices implements ContextServices {
 
   #eventsOf(entity: string) {
     const { outbox, events } = this.#deps;
-    return outbox && { outbox, stateEvent: (state: string) => events.stateEvent(entity, state) };
+    return outbox && { outbox, stateEvent: (state: string) => events.stateEvent(entity, state), serviceOf: (other: string) => this.service(other) };
   }
 
   /** The module context of a data-layer context. */

@@ -95,6 +95,14 @@ export interface WriteHooks {
   afterWrite?(ctx: CrudContext, event: WriteEvent): Promise<void>;
   afterCommit?(ctx: CrudContext, event: WriteEvent): Promise<void>;
 }
+/** Where a service's writes record their events. */
+export interface WriteEvents {
+  outbox: Outbox;
+  /** the event a move into `state` emits besides "updated" */
+  stateEvent(state: string): string | undefined;
+  /** the service of another entity, whose events a write of this one causes (a parent's new totals) */
+  serviceOf(entity: string): CrudService;
+}
 /** Values a nested route takes from its path, e.g. { quoteId } of /quotes/:quoteId/lines. */
 export type Bound = Record<string, string>;
 export interface WriteOptions {
@@ -131,13 +139,15 @@ export class CrudService {
   #outbox?: Outbox;
   #eventTypes: Record<WriteOp, string>;
   #stateEvent: (state: string) => string | undefined;
+  #serviceOf?: (entity: string) => CrudService;
 
   /** `events`: where writes record their events, and the event a move into a state emits besides "updated" */
-  constructor(model: EntityModel, models: Map<string, EntityModel>, secrets?: SecretBox, hooks: WriteHooks = {}, events?: { outbox: Outbox; stateEvent(state: string): string | undefined }) {
+  constructor(model: EntityModel, models: Map<string, EntityModel>, secrets?: SecretBox, hooks: WriteHooks = {}, events?: WriteEvents) {
     this.model = model;
     this.#hooks = hooks;
     this.#outbox = model.events ? events?.outbox : undefined;
     this.#stateEvent = events?.stateEvent ?? (() => undefined);
+    this.#serviceOf = events?.serviceOf;
     const type = (action: (typeof CRUD_ACTIONS)[keyof typeof CRUD_ACTIONS]) => crudEventType(model.module, model.name, action);
     this.#eventTypes = { create: type('created'), replace: type('updated'), update: type('updated'), delete: type('deleted') };
     this.#models = models;
@@ -321,7 +331,7 @@ export class CrudService {
         flags: { ...this.#mayFlag(tx, 'create'), ...fieldFlags },
         columns: this.#columns(tx),
         now,
-        with: this.#eventInsert(tx, 'create', null, { ...data, createdAt: now, updatedAt: now, version: 1 }),
+        with: this.eventInsert(tx, 'create', null, { ...data, createdAt: now, updatedAt: now, version: 1 }),
       });
       this.#assertMay(row, 'create');
       await this.audit(tx, 'create', row.id, diff({}, this.#snapshot(row)));
@@ -360,7 +370,7 @@ export class CrudService {
         flags: this.#mayFlag(tx, 'update'),
         columns: this.#columns(tx),
         now,
-        with: this.#eventInsert(tx, op, old, { ...merged, updatedAt: now, version: old.version + 1 }),
+        with: this.eventInsert(tx, op, old, { ...merged, updatedAt: now, version: old.version + 1 }),
       }))!;
       // a write may not move a row out of the caller's reach
       this.#assertMay(row, 'update');
@@ -382,7 +392,7 @@ export class CrudService {
       const parents = await this.#lockParents(tx, row);
       await this.#assertUnreferenced(tx, id);
       await this.audit(tx, 'delete', id, diff(this.#snapshot(row), {}));
-      await this.#table.delete(tx.em, this.params(tx), id, { with: this.#eventInsert(tx, 'delete', row, null) });
+      await this.#table.delete(tx.em, this.params(tx), id, { with: this.eventInsert(tx, 'delete', row, null) });
       await this.#rollUp(tx, parents);
       return { row, event: { op: 'delete', id, before: row, after: null } };
     });
@@ -409,7 +419,7 @@ export class CrudService {
    * delete) as the API shows it, with every translation, and what changed.
    * `after` is the row as the write stores it, known before it runs.
    */
-  #eventInsert(tx: CrudContext, op: WriteOp, before: Row | null, after: Row | null): Fragment | undefined {
+  eventInsert(tx: CrudContext, op: WriteOp, before: Row | null, after: Row | null): Fragment | undefined {
     if (!this.#outbox) return undefined;
     if (after) after = this.#asStored(after);
     const row = (after ?? before)!;
@@ -510,7 +520,10 @@ export class CrudService {
       const merged = { ...row, ...data };
       computeFormulas(model, merged);
       for (const { field } of model.formulas) data[field.name] = merged[field.name];
-      await tableOf(model).update(ctx.em, this.params(ctx), row.id, data);
+      // new totals are news of the parent: its "updated" event rides in the same statement
+      const now = new Date().toISOString();
+      const event = this.#serviceOf?.(model.name).eventInsert(ctx, 'update', row, { ...merged, updatedAt: now, version: row.version + 1 });
+      await tableOf(model).update(ctx.em, this.params(ctx), row.id, data, { now, with: event });
     }
   }
 

@@ -186,6 +186,12 @@ t.test("a computed field's event shows it as stored", async (t) => {
   const read = (await crm.api('GET', `/api/crm/quotes/${quote.id}/lines/${line.id}`)).json();
   t.ok(Number(read.lineTotal) > 0);
   t.same(event.payload.row, read, 'formulas computed before the write equal what the database holds');
+  // the line changed the quote's totals: the quote's own event says so
+  const quoteEvent = (await outbox(tenant.id)).filter((r) => r.entityId === quote.id).at(-1)!;
+  const quoteNow = (await crm.api('GET', `/api/crm/quotes/${quote.id}`)).json();
+  t.equal(quoteEvent.type, 'crm.quote.updated');
+  t.same(quoteEvent.payload.row, quoteNow, "the parent's new totals, as a read shows them");
+  t.same(quoteEvent.payload.changes.total, { before: quote.total, after: quoteNow.total });
 });
 
 t.test('retries with backoff until the receiver takes it; the log keeps every try', async (t) => {
