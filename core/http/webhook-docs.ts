@@ -13,7 +13,7 @@ const HEADERS = [
   { name: 'webhook-timestamp', description: 'seconds since the epoch when this try was signed; refuse old ones', schema: { type: 'string', pattern: '^\\d+$' } },
   {
     name: 'webhook-signature',
-    description: 'v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>"> under the webhook\'s secret (the bytes after whsec_, base64-decoded)',
+    description: "`v1,` then the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>` under the webhook's secret (the bytes after `whsec_`, base64-decoded)",
     schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/]+=*$' },
   },
 ].map((h) => ({ ...h, in: 'header', required: true }));
