@@ -35,7 +35,7 @@ const TenantList = Type.Object(
 
 const TenantCreate = Type.Object(
   {
-    id: Type.String({ pattern: TENANT_ID_PATTERN, description: 'lower-case slug; names the schema tenant_<id>' }),
+    id: Type.String({ pattern: TENANT_ID_PATTERN, description: 'lower-case slug; names the schema `tenant_<id>`' }),
     name: Type.String({ minLength: 1, maxLength: 200 }),
     connectionKey: Type.Optional(Type.String({ pattern: '^[a-z0-9_]{1,40}$', description: 'database connection (default main)' })),
     defaultLanguage: Type.Optional(Type.String({ pattern: '^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$' })),

@@ -18,10 +18,13 @@ const HEADERS = [
   },
 ].map((h) => ({ ...h, in: 'header', required: true }));
 
+/** A field's value before or after: any JSON value, said as the JSON types so clients get a union, not unknown. */
+const VALUE = { type: ['object', 'array', 'string', 'number', 'boolean', 'null'] };
+
 const CHANGES = {
   type: 'object',
   description: 'the fields the write changed, each with its value before and after (all fields on a create or delete)',
-  additionalProperties: { type: 'object', properties: { before: {}, after: {} }, required: ['before', 'after'], additionalProperties: false },
+  additionalProperties: { type: 'object', properties: { before: VALUE, after: VALUE }, required: ['before', 'after'], additionalProperties: false },
 };
 
 function envelope(type: string, data: Record<string, unknown>) {
