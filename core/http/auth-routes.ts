@@ -11,7 +11,7 @@ import { endSession, endUserSessions } from '../auth/sessions.ts';
 import { ADMIN_ROLE } from '../access/role-directory.ts';
 import type { AbilityFactory } from '../access/abilities.ts';
 import { httpError } from '../errors.ts';
-import { problemResponses } from './problem.ts';
+import { success } from './headers.ts';
 import { TENANT_ID_PATTERN } from '../tenancy/registry.ts';
 
 const TokenPair = Type.Object(
@@ -80,14 +80,14 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
   app.post(
     '/api/auth/login',
     {
-      config: { access: { auth: 'public' }, rateLimit: loginLimit },
+      config: { access: { auth: 'public' }, rateLimit: loginLimit, problems: ['INVALID_CREDENTIALS', 'TENANT_UNAVAILABLE', 'DATABASE_UNAVAILABLE'] },
       schema: {
         operationId: 'authLogin',
         tags,
         summary: 'Log in with tenant, e-mail and password',
         security: [],
         body: Type.Ref('AuthLogin'),
-        response: { 200: Type.Ref('AuthTokens'), ...problemResponses([400, 401, 403, 429, 500, 503]) },
+        response: { 200: success(Type.Ref('AuthTokens'), 'An access token and a refresh token', ['Cache-Control']) },
       },
     },
     async (request, reply) => {
@@ -119,14 +119,14 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
   app.post(
     '/api/auth/refresh',
     {
-      config: { access: { auth: 'public' } },
+      config: { access: { auth: 'public' }, problems: ['UNAUTHENTICATED', 'TOKEN_REUSED', 'TENANT_UNAVAILABLE', 'DATABASE_UNAVAILABLE'] },
       schema: {
         operationId: 'authRefresh',
         tags,
         summary: 'Exchange a refresh token for new tokens (the old one stops working)',
         security: [],
         body: Type.Ref('AuthRefresh'),
-        response: { 200: Type.Ref('AuthTokens'), ...problemResponses([400, 401, 403, 429, 500, 503]) },
+        response: { 200: success(Type.Ref('AuthTokens'), 'New tokens; the refresh token sent is used up', ['Cache-Control']) },
       },
     },
     async (request, reply) => {
@@ -176,7 +176,7 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
         summary: 'End the session of a refresh token: its family and access tokens (or, without one, every session of the caller)',
         security: [{ bearerAuth: [] }],
         body: Type.Ref('AuthLogout'),
-        response: { 204: { description: 'Logged out', type: 'null' }, ...problemResponses([400, 401, 403, 429, 500, 503]) },
+        response: { 204: success({ type: 'null' }, 'Logged out: the session ended') },
       },
     },
     async (request, reply) => {
@@ -198,11 +198,11 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
     {
       config: { access: { auth: 'user' } },
       schema: {
-        operationId: 'authMe',
+        operationId: 'authGetMe',
         tags,
         summary: 'The caller: roles, permissions, companies and company context',
         security: [{ bearerAuth: [] }],
-        response: { 200: Type.Ref('AuthMe'), ...problemResponses([400, 401, 403, 429, 500, 503]) },
+        response: { 200: success(Type.Ref('AuthMe'), 'The caller and the company context of this request') },
       },
     },
     async (request) => {

@@ -6,12 +6,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type TSchema } from 'typebox';
 import type { Kernel } from '../kernel.ts';
 import type { CrudRoute } from '../manifest/format.ts';
-import { camel, pascal, type EntityModel } from '../model/entity-model.ts';
+import { camel, pascal, plural, type EntityModel } from '../model/entity-model.ts';
 import { etag, type CrudContext, type CrudService } from '../crud/crud-service.ts';
 import { crudContextOf } from '../context/context-for.ts';
 import { languagePreference, writeLanguage } from '../i18n.ts';
-import { httpError } from '../errors.ts';
-import { problemResponses } from './problem.ts';
+import { httpError, type ErrorCode } from '../errors.ts';
+import { COMPANY_HEADER, IF_MATCH_HEADER, success, type ResponseHeader } from './headers.ts';
 import { TRANSLATIONS_PARAM, listQuerySchema, schemaId } from './json-schemas.ts';
 import type { RouteAccess } from './request-context.ts';
 
@@ -30,9 +30,7 @@ function paramsSchema(path: string, idParam?: string) {
 const ItemQuery = Type.Object({ translations: Type.Optional(TRANSLATIONS_PARAM) }, { additionalProperties: false });
 
 function headerSchema(model: EntityModel, write: boolean) {
-  const h: Record<string, unknown> = {
-    'x-company-id': Type.Optional(Type.String({ format: 'uuid', description: "company context; default: the caller's primary company" })),
-  };
+  const h: Record<string, unknown> = { 'x-company-id': COMPANY_HEADER };
   if (model.translatable.length) {
     h['accept-language'] = Type.Optional(Type.String({ description: 'language of translatable fields in the response' }));
     if (write) h['content-language'] = Type.Optional(Type.String({ description: 'language plain-string translatable values are stored under' }));
@@ -69,8 +67,9 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
   const model = kernel.model(route.entity);
   const service = kernel.services.service(model.name);
   const ops = new Set(route.operations ?? ALL_OPS);
-  const plural = pascal(route.path.split('/').pop()!);
+  // <module><Verb><Entity>, the list's noun the entity's plural: never the URL's wording
   const opId = (verb: string, noun: string) => `${camel(model.module)}${verb}${noun}`;
+  const many = plural(model.name);
   const idParam = route.idParam ?? 'id';
   const item = `${route.path}/:${idParam}`;
   const nested = route.path.includes('/:');
@@ -84,9 +83,14 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
   };
   const idOf = (request: FastifyRequest) => (request.params as Record<string, string>)[idParam];
   const collectionUrl = (request: FastifyRequest) => route.path.replace(/:([A-Za-z0-9]+)/g, (_, n: string) => (request.params as Record<string, string>)[n]);
-  const transitionErrors = model.transitions ? [422] : [];
-  const access = (action: string): RouteAccess => ({ auth: 'user', admin: route.admin, company: model.scope === 'company', can: { action, subject: model.name } });
-  const guardErrors = [401, 403, 429, 500, 503];
+  const access = (action: string, problems: ErrorCode[] = []) => ({
+    access: { auth: 'user', admin: route.admin, company: model.scope === 'company', can: { action, subject: model.name } } satisfies RouteAccess,
+    problems,
+  });
+  const problems = writeProblems(kernel, model, nested);
+  // what a read says in its headers: the version always, the languages only where fields translate
+  const rowHeaders: ResponseHeader[] = model.translatable.length ? ['ETag', 'Content-Language'] : ['ETag'];
+  const listHeaders: ResponseHeader[] = model.translatable.length ? ['Content-Language'] : [];
   const codes = (action: string) => kernel.permissions.codesGranting(action, model.name);
   const describe = (action: string) => `Needs a permission granting "${action}" on ${model.name} (${codes(action).join(', ') || 'admin only'}).`;
   const tags = [kernel.modules.find((m) => m.manifest.id === model.module)!.manifest.name];
@@ -101,9 +105,9 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
     app.get(
       route.path,
       {
-        config: { access: access('read') },
+        config: access('read', nested ? ['NOT_FOUND'] : []),
         schema: {
-          operationId: opId('List', plural),
+          operationId: opId('List', many),
           tags,
           summary: `List ${model.label} records`,
           description: describe('read'),
@@ -111,7 +115,7 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
           headers: headerSchema(model, false),
           querystring: listQuerySchema(model),
           ...(CollectionParams ? { params: CollectionParams } : {}),
-          response: { 200: Type.Ref(schemaId(model, 'List')), ...problemResponses([400, ...(nested ? [404] : []), ...guardErrors]) },
+          response: { 200: success(Type.Ref(schemaId(model, 'List')), `A page of ${model.label} records`, listHeaders) },
         },
       },
       async (request, reply) => {
@@ -129,7 +133,7 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
     app.get(
       item,
       {
-        config: { access: access('read') },
+        config: access('read', ['NOT_FOUND']),
         schema: {
           operationId: opId('Get', model.name),
           tags,
@@ -139,7 +143,7 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
           headers: headerSchema(model, false),
           params: IdParams,
           querystring: ItemQuery,
-          response: { 200: Type.Ref(schemaId(model)), ...problemResponses([400, 404, ...guardErrors]) },
+          response: { 200: success(Type.Ref(schemaId(model)), `The ${model.label}`, rowHeaders) },
         },
       },
       async (request, reply) => {
@@ -152,7 +156,7 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
     app.post(
       route.path,
       {
-        config: { access: access('create') },
+        config: access('create', problems.create),
         schema: {
           operationId: opId('Create', model.name),
           tags,
@@ -163,7 +167,7 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
           querystring: ItemQuery,
           body: Type.Ref(schemaId(model, 'Create')),
           ...(CollectionParams ? { params: CollectionParams } : {}),
-          response: { 201: Type.Ref(schemaId(model)), ...problemResponses([400, ...(nested ? [404] : []), 409, 413, 415, ...transitionErrors, ...guardErrors]) },
+          response: { 201: success(Type.Ref(schemaId(model)), `The ${model.label} created`, ['Location', ...rowHeaders]) },
         },
       },
       async (request, reply) => {
@@ -179,7 +183,7 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
     const row = await service.update(ctx, idOf(request), request.body as Record<string, unknown>, { ifMatch: request.headers['if-match'], replace }, boundOf(request));
     return send(reply, ctx, row);
   };
-  const writeHeaders = Type.Object({ ...headerSchema(model, true).properties, 'if-match': Type.Optional(Type.String({ description: 'ETag of the version this write is based on; 412 if stale' })) });
+  const writeHeaders = Type.Object({ ...headerSchema(model, true).properties, 'if-match': IF_MATCH_HEADER });
   for (const [op, method, verb, kind] of [
     ['replace', 'PUT', 'Replace', 'Replace'],
     ['update', 'PATCH', 'Update', 'Patch'],
@@ -188,7 +192,7 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
     app.route({
       method,
       url: item,
-      config: { access: access('update') },
+      config: access('update', problems.update),
       schema: {
         operationId: opId(verb, model.name),
         tags,
@@ -199,7 +203,7 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
         params: IdParams,
         querystring: ItemQuery,
         body: Type.Ref(schemaId(model, kind)),
-        response: { 200: Type.Ref(schemaId(model)), ...problemResponses([400, 404, 409, 412, 413, 415, ...transitionErrors, ...guardErrors]) },
+        response: { 200: success(Type.Ref(schemaId(model)), `The ${model.label} as stored`, rowHeaders) },
       },
       handler: update(op === 'replace'),
     });
@@ -208,18 +212,18 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
     app.delete(
       item,
       {
-        config: { access: access('delete') },
+        config: access('delete', problems.delete),
         schema: {
           operationId: opId('Delete', model.name),
           tags,
           summary: `Delete a ${model.label}`,
           description: `${describe('delete')} 409 while other rows reference it.`,
           security: [{ bearerAuth: [] }],
-          headers: Type.Object({ 'x-company-id': Type.Optional(Type.String({ format: 'uuid' })), 'if-match': Type.Optional(Type.String()) }),
+          headers: Type.Object({ 'x-company-id': COMPANY_HEADER, 'if-match': IF_MATCH_HEADER }),
           params: IdParams,
           // declared empty so an unknown parameter (?force=true) is a 400, as on every other route, not ignored
           querystring: Type.Object({}, { additionalProperties: false }),
-          response: { 204: { description: 'Deleted', type: 'null' }, ...problemResponses([400, 404, 409, 412, ...guardErrors]) },
+          response: { 204: success({ type: 'null' }, `The ${model.label} is deleted`) },
         },
       },
       async (request, reply) => {
@@ -229,7 +233,7 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
     );
   }
   for (const list of route.lists ?? [])
-    registerSubList(app, kernel, service, list, { access: access('read'), tags, describe: describe('read'), opId: opId('List', `${plural}By${pascal(list.by.replace(/Id$/, ''))}`) });
+    registerSubList(app, kernel, service, list, { access: access('read').access, tags, describe: describe('read'), opId: opId('List', `${many}By${pascal(list.by.replace(/Id$/, ''))}`) });
   const mine = (path: string) => ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((m) => taken.has(`${m} ${path}`));
   registerMethodNotAllowed(app, route.path, [...(ops.has('list') ? ['GET'] : []), ...(ops.has('create') ? ['POST'] : []), ...mine(route.path)]);
   registerMethodNotAllowed(app, item, [
@@ -240,6 +244,24 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
     ...mine(item),
   ]);
   for (const list of route.lists ?? []) registerMethodNotAllowed(app, list.path, ['GET', ...mine(list.path)]);
+}
+
+/**
+ * The codes a write of this entity can answer (core/crud/crud-service.ts): a
+ * unique or reference conflict and a field rule always; a missing row, a stale
+ * If-Match; a missing or locked parent; a state flow's refusals.
+ */
+function writeProblems(kernel: Kernel, model: EntityModel, nested: boolean): Record<'create' | 'update' | 'delete', ErrorCode[]> {
+  const parents = [...model.pathBound.map((f) => f.name), ...model.feeds.map((r) => r.by)].map((name) => kernel.model(model.byName.get(name)!.entity!));
+  const lockingParent = model.pathBound.some((f) => kernel.model(f.entity!).transitions?.lockedIn?.length);
+  const locked: ErrorCode[] = model.transitions?.lockedIn?.length || lockingParent ? ['STATE_LOCKED'] : [];
+  const flow: ErrorCode[] = model.transitions ? ['INVALID_TRANSITION'] : [];
+  const parentMissing: ErrorCode[] = nested || parents.length ? ['NOT_FOUND'] : [];
+  return {
+    create: ['CONFLICT', 'FORBIDDEN', ...parentMissing, ...(lockingParent ? (['STATE_LOCKED'] as ErrorCode[]) : []), ...flow],
+    update: ['NOT_FOUND', 'CONFLICT', 'FORBIDDEN', 'PRECONDITION_FAILED', ...locked, ...flow],
+    delete: ['NOT_FOUND', 'CONFLICT', 'FORBIDDEN', 'PRECONDITION_FAILED', ...locked],
+  };
 }
 
 /** 404 unless the caller can read every parent a nested path names. */
@@ -267,7 +289,7 @@ function registerSubList(
   app.get(
     list.path,
     {
-      config: { access: o.access },
+      config: { access: o.access, problems: ['NOT_FOUND'] },
       schema: {
         operationId: o.opId,
         tags: o.tags,
@@ -277,7 +299,7 @@ function registerSubList(
         headers: headerSchema(model, false),
         params: Type.Object({ [list.by]: Type.String({ format: 'uuid', description: `id of the ${parent.label}` }) }, { additionalProperties: false }),
         querystring: listQuerySchema(model),
-        response: { 200: Type.Ref(schemaId(model, 'List')), ...problemResponses([400, 404, 401, 403, 429, 500, 503]) },
+        response: { 200: success(Type.Ref(schemaId(model, 'List')), `A page of the ${model.label} records of the ${parent.label}`, model.translatable.length ? ['Content-Language'] : []) },
       },
     },
     async (request, reply) => {

@@ -8,7 +8,7 @@ import { Type } from 'typebox';
 import type { Kernel } from '../kernel.ts';
 import { ADMIN_ROLE } from '../access/role-directory.ts';
 import { PLATFORM_TENANT } from '../tenancy/registry.ts';
-import { problemResponses } from './problem.ts';
+import { success } from './headers.ts';
 
 const Size = Type.Integer({ minimum: 0, description: 'bytes, indexes and TOAST included' });
 
@@ -52,12 +52,12 @@ export function registerDatabaseSizeRoutes(app: FastifyInstance, kernel: Kernel)
     {
       config: { access: { auth: 'user' } },
       schema: {
-        operationId: 'authDatabaseSize',
+        operationId: 'authGetDatabaseSize',
         tags: ['Auth'],
         summary: "Size of the caller's tenant schema by table; for a platform operator, of the whole database by schema",
         security: [{ bearerAuth: [] }],
         querystring: Type.Object({}, { additionalProperties: false }),
-        response: { 200: Type.Ref('AuthDatabaseSize'), ...problemResponses([400, 401, 403, 429, 500, 503]) },
+        response: { 200: success(Type.Ref('AuthDatabaseSize'), 'Sizes in bytes, largest first') },
       },
     },
     async (request) => {

@@ -6,7 +6,7 @@ import { Type } from 'typebox';
 import type { Kernel } from '../kernel.ts';
 import { httpError } from '../errors.ts';
 import { JOB_STATES, listJobs } from '../events/job-log.ts';
-import { problemResponses } from './problem.ts';
+import { success } from './headers.ts';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(s: T) => Type.Union([s, Type.Null()]);
 const Time = Type.String({ format: 'date-time' });
@@ -14,7 +14,7 @@ const Time = Type.String({ format: 'date-time' });
 const Job = Type.Object(
   {
     id: Type.String({ format: 'uuid' }),
-    queue: Type.String({ description: 'plinth.subscriber (an event for a module subscriber), <module>.<job> (a module job), … .dead (dead letters)' }),
+    queue: Type.String({ description: '`plinth.subscriber` (an event for a module subscriber), `<module>.<job>` (a module job), `… .dead` (dead letters)' }),
     tenant: Nullable(Type.String()),
     state: Type.Unsafe<string>({ type: 'string', enum: [...JOB_STATES] }),
     attempt: Type.Integer({ minimum: 1, description: 'the try running or last run' }),
@@ -59,19 +59,18 @@ type JobQuery = { queue?: string; state?: (typeof JOB_STATES)[number]; page?: nu
 export function registerJobRoutes(app: FastifyInstance, kernel: Kernel): void {
   for (const s of [Job, JobPage, Queue]) app.addSchema(s);
   const schema = `${kernel.config.registrySchema}_jobs`;
-  const errors = problemResponses([400, 401, 403, 429, 500, 503]);
 
   app.get(
     '/api/jobs',
     {
       config: { access: { auth: 'user', admin: true } },
       schema: {
-        operationId: 'jobsList',
+        operationId: 'jobsListJobs',
         tags: ['Jobs'],
         summary: "The tenant's jobs, newest first: webhook deliveries, subscriber runs, module jobs (administrators)",
         security: [{ bearerAuth: [] }],
         querystring: jobQuery(),
-        response: { 200: Type.Ref('JobPage'), ...errors },
+        response: { 200: success(Type.Ref('JobPage'), "A page of the tenant's jobs") },
       },
     },
     async (request) => {
@@ -84,14 +83,14 @@ export function registerJobRoutes(app: FastifyInstance, kernel: Kernel): void {
   app.post(
     '/api/jobs/:id/retry',
     {
-      config: { access: { auth: 'user', admin: true } },
+      config: { access: { auth: 'user', admin: true }, problems: ['NOT_FOUND', 'CONFLICT'] },
       schema: {
-        operationId: 'jobsRetry',
+        operationId: 'jobsRetryJob',
         tags: ['Jobs'],
         summary: 'Run a failed job of the tenant again, from its first try (administrators)',
         security: [{ bearerAuth: [] }],
         params: Type.Object({ id: Type.String({ format: 'uuid' }) }, { additionalProperties: false }),
-        response: { 202: Type.Ref('Job'), ...errors, ...problemResponses([404, 409]) },
+        response: { 202: success(Type.Ref('Job'), 'The job, queued to run again') },
       },
     },
     async (request, reply) => {
@@ -120,7 +119,7 @@ export function registerJobRoutes(app: FastifyInstance, kernel: Kernel): void {
           tenant: Type.Optional(Type.String({ maxLength: 40 })),
           database: Type.Optional(Type.String({ pattern: '^[a-z0-9_]{1,40}$', description: 'connection key (default main)' })),
         }),
-        response: { 200: Type.Ref('JobPage'), ...errors },
+        response: { 200: success(Type.Ref('JobPage'), 'A page of jobs') },
       },
     },
     async (request) => {
@@ -140,7 +139,7 @@ export function registerJobRoutes(app: FastifyInstance, kernel: Kernel): void {
         tags: ['Platform'],
         summary: 'The job queues of every database with their counts (platform operators)',
         security: [{ bearerAuth: [] }],
-        response: { 200: Type.Array(Type.Ref('JobQueue')), ...errors },
+        response: { 200: success(Type.Array(Type.Ref('JobQueue')), 'Every queue with its counts') },
       },
     },
     async () => {

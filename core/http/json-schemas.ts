@@ -23,6 +23,34 @@ function decimalPattern(f: FieldModel): string {
   return scale > 0 ? `^${sign}${whole}(\\.\\d{1,${scale}})?$` : `^${sign}${whole}$`;
 }
 
+/** An example that fits the field's digits: "12.50", or "1.5" where only one whole digit and one decimal fit. */
+function decimalExample(f: FieldModel): string {
+  const precision = f.precision ?? DECIMAL_DEFAULT.precision;
+  const scale = f.scale ?? DECIMAL_DEFAULT.scale;
+  const whole = '12'.slice(0, Math.max(1, Math.min(2, precision - scale)));
+  const fraction = '50'.slice(0, Math.min(2, scale));
+  return precision - scale > 0 ? `${whole}${fraction ? `.${fraction}` : ''}` : `0.${'5'.padEnd(Math.min(2, scale), '0')}`;
+}
+
+/**
+ * A json field without a manifest schema holds any JSON value: said as the
+ * list of JSON types, so a generated client gets a union, not `unknown`.
+ * (additionalProperties: the serialiser would write an object as {} without it.)
+ */
+const anyJson = (nullable: boolean, description?: string) =>
+  Type.Unsafe({ type: ['object', 'array', 'string', 'number', 'boolean', ...(nullable ? ['null'] : [])], additionalProperties: true, description: description ?? 'any JSON value' });
+
+/**
+ * A json value that may be null: null joins the schema's own type list where it
+ * has one, so a refused value gets its schema's errors alone (anyOf would add
+ * "must be null" and "must match a schema in anyOf" to each).
+ */
+function orNull(schema: Record<string, unknown>): Record<string, unknown> {
+  if (typeof schema.type === 'string') return { ...schema, type: [schema.type, 'null'] };
+  if (Array.isArray(schema.type)) return { ...schema, type: [...new Set([...schema.type, 'null'])] };
+  return { anyOf: [schema, { type: 'null' }] };
+}
+
 /** Schema of one field's value as clients send it (never null here). */
 function inputValueSchema(f: FieldModel): TSchema {
   return defined(valueSchema(f));
@@ -40,7 +68,7 @@ function valueSchema(f: FieldModel): TSchema {
       return Type.String({
         description: `${d ?? 'decimal'} (decimal string, precision ${f.precision ?? DECIMAL_DEFAULT.precision}, scale ${f.scale ?? DECIMAL_DEFAULT.scale})`,
         pattern: decimalPattern(f),
-        examples: ['12.50'],
+        examples: [decimalExample(f)],
       });
     case 'boolean':
       return Type.Boolean({ description: d });
@@ -51,7 +79,7 @@ function valueSchema(f: FieldModel): TSchema {
     case 'enum':
       return Type.Unsafe({ type: 'string', enum: f.values, description: d });
     case 'json':
-      return Type.Unsafe({ ...(f.schema as object | undefined), description: d ?? 'any JSON value' });
+      return f.schema ? Type.Unsafe({ ...(f.schema as object), description: d ?? 'a JSON value' }) : anyJson(false, d);
     case 'ref':
       return Type.String({ format: 'uuid', description: d ?? `id of a ${f.entity}` });
   }
@@ -74,8 +102,8 @@ const OUTPUT_TYPE: Record<FieldModel['type'], Record<string, unknown>> = {
 function outputValueSchema(f: FieldModel, hideable: boolean): TSchema {
   const base: Record<string, unknown> = { ...OUTPUT_TYPE[f.type], ...(f.type === 'enum' ? { enum: [...f.values!, ...(f.required ? [] : [null])] } : {}) };
   if (f.type === 'json') {
-    if (!f.schema) return Type.Unsafe({ description: f.label });
-    return Type.Unsafe(!f.required || hideable ? { anyOf: [f.schema, { type: 'null' }], description: f.label } : { ...(f.schema as object), description: f.label });
+    if (!f.schema) return anyJson(true, f.label);
+    return Type.Unsafe({ ...(!f.required || hideable ? orNull(f.schema as Record<string, unknown>) : (f.schema as object)), description: f.label });
   }
   const nullable = !f.required || hideable;
   return Type.Unsafe({ ...base, ...(nullable ? { type: [base.type, 'null'] } : {}), description: hideable && f.required ? `${f.label ?? f.name} (null when a field rule hides it)` : f.label });
@@ -115,7 +143,7 @@ export function bodySchema(model: EntityModel, kind: BodyKind): TSchema {
     // a secret cannot be read back, so a PUT that omits it keeps the stored one
     const required = (kind === 'Replace' && !f.secret) || (kind === 'Create' && f.required && f.default === undefined && !f.translatable);
     const nullable = !f.required || (f.translatable && kind !== 'Patch');
-    const schema = nullable ? Type.Union([value, Type.Null()]) : value;
+    const schema = nullable ? (f.type === 'json' ? Type.Unsafe(orNull(value as Record<string, unknown>)) : Type.Union([value, Type.Null()])) : value;
     props[f.name] = required ? schema : Type.Optional(schema);
   }
   if (model.translatable.length) {

@@ -7,7 +7,8 @@ import type { CustomRoute } from '../manifest/format.ts';
 import { camel } from '../model/entity-model.ts';
 import { bodySchema, listSchema, outputSchema } from './json-schemas.ts';
 import { crudContext, registerCrudRoutes } from './crud-routes.ts';
-import { problemResponses } from './problem.ts';
+import { DATA_WRITE_PROBLEMS } from './route-problems.ts';
+import { RESPONSE_HEADERS, success, type ResponseHeader } from './headers.ts';
 
 /** The $id-named schemas of every entity a module exposes through CRUD. */
 export function entitySchemas(kernel: Kernel, module: LoadedModule) {
@@ -48,7 +49,11 @@ function registerCustomRoute(app: FastifyInstance, kernel: Kernel, module: Loade
   app.route({
     method: route.method,
     url: route.path,
-    config: { access: { auth: route.auth ? 'module' : 'user', authenticator: route.auth, admin: route.admin, company: subject?.scope === 'company', can: route.access } },
+    config: {
+      access: { auth: route.auth ? 'module' : 'user', authenticator: route.auth, admin: route.admin, company: subject?.scope === 'company', can: route.access },
+      // a handler works through the entities' data access, so it may answer what that answers
+      problems: DATA_WRITE_PROBLEMS,
+    },
     schema: {
       operationId: `${camel(module.manifest.id)}${route.handler[0].toUpperCase()}${route.handler.slice(1)}`,
       tags: [module.manifest.name],
@@ -58,8 +63,28 @@ function registerCustomRoute(app: FastifyInstance, kernel: Kernel, module: Loade
       // none declared: an unknown query parameter is a 400, as on every generated route
       querystring: schema.querystring ?? { type: 'object', properties: {}, additionalProperties: false },
       ...(schema.body ? { body: schema.body } : {}),
-      response: { ...(schema.response ?? {}), ...problemResponses([400, 401, 403, 404, 409, 422, 429, 500, 503]) },
+      response: documentedResponses(
+        schema.response ?? {},
+        route.summary,
+        (h) => new ManifestError(module.file, `/routes/${index}`, `"${route.handler}" names no response header "${h}" (known: ${Object.keys(RESPONSE_HEADERS).join(', ')})`),
+      ),
     },
     handler: (request, reply) => handler.handle(kernel.services.contextOf(crudContext(request, kernel)), request as never, reply),
   });
+}
+
+/**
+ * A handler's success schemas as documented responses: described in words (the
+ * schema's description, else the route's summary) with the headers the schema
+ * names (`headers: ['location']`), which are no part of the body.
+ */
+function documentedResponses(response: Record<string, unknown>, summary: string | undefined, unknownHeader: (name: string) => Error): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(response).map(([status, raw]) => {
+      const { description, headers, ...schema } = raw as { description?: string; headers?: ResponseHeader[] };
+      const unknown = headers?.find((h) => !(h in RESPONSE_HEADERS));
+      if (unknown) throw unknownHeader(unknown);
+      return [status, success(schema, description ?? summary ?? `Status ${status}`, headers)];
+    }),
+  );
 }

@@ -5,30 +5,35 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Kernel } from '../kernel.ts';
 import { problemResponses } from './problem.ts';
+import { routeProblems } from './route-problems.ts';
+import { COMPANY_HEADER } from './headers.ts';
 import { webhookDocs } from './webhook-docs.ts';
 
-type RouteSchema = Record<string, unknown> & { response?: Record<string, unknown>; security?: unknown; hide?: boolean };
+type RouteSchema = Record<string, unknown> & { response?: Record<string, unknown>; security?: unknown; hide?: boolean; headers?: { properties?: Record<string, unknown> } };
 
-/** Problems the kernel answers before any handler runs, so every route that can reach them documents them. */
-function kernelProblems(schema: RouteSchema): number[] {
-  if (schema.body) return [400, 413, 415];
-  return schema.querystring || schema.params || schema.headers ? [400] : [];
+/** Every authenticated route reads X-Company-Id (request-context.ts), so each documents it. */
+function withCompanyHeader(headers: RouteSchema['headers']) {
+  if (headers?.properties?.['x-company-id']) return headers;
+  return { type: 'object', ...headers, properties: { ...headers?.properties, 'x-company-id': COMPANY_HEADER } };
 }
 
 /**
  * Completes each route's schema from what the kernel guarantees, so no route
- * can forget it: the body parser's 400/413/415, the validators' 400, and the
- * security its access config implies (an explicit [] for public routes).
+ * can forget it: the problems it can answer (routeProblems), the security
+ * its access config implies (an explicit [] for public routes), and the
+ * X-Company-Id header of authenticated routes.
  */
 function completeRouteSchema(route: RouteOptions): void {
   const schema = route.schema as RouteSchema | undefined;
-  if (!schema || schema.hide) return;
-  const declared = schema.response ?? {};
-  const missing = kernelProblems(schema).filter((s) => !(s in declared) && !('4xx' in declared || '4XX' in declared));
   const access = route.config?.access;
-  const security = schema.security ?? (access ? (access.auth === 'public' ? [] : [{ [access.authenticator ?? 'bearerAuth']: [] }]) : undefined);
-  if (!missing.length && security === schema.security) return;
-  route.schema = { ...schema, ...(security ? { security } : {}), response: { ...declared, ...problemResponses(missing) } } as RouteOptions['schema'];
+  if (!schema || schema.hide || !access) return;
+  const security = schema.security ?? (access.auth === 'public' ? [] : [{ [access.authenticator ?? 'bearerAuth']: [] }]);
+  route.schema = {
+    ...schema,
+    security,
+    ...(access.auth === 'public' ? {} : { headers: withCompanyHeader(schema.headers) }),
+    response: { ...schema.response, ...problemResponses(routeProblems(route)) },
+  } as RouteOptions['schema'];
 }
 
 export async function installOpenApi(app: FastifyInstance, kernel: Kernel): Promise<void> {
@@ -40,8 +45,8 @@ export async function installOpenApi(app: FastifyInstance, kernel: Kernel): Prom
         title: 'Plinth API',
         version: '0.1.0',
         description:
-          'Multi-tenant business platform. Log in with POST /api/auth/login, then send Authorization: Bearer <accessToken>. ' +
-          'Company data is scoped to X-Company-Id (default: your primary company). Errors are RFC 9457 problem details.',
+          'Multi-tenant business platform. Log in with `POST /api/auth/login`, then send `Authorization: Bearer <accessToken>`. ' +
+          'Company data is scoped to `X-Company-Id` (default: your primary company). Errors are RFC 9457 problem details (`application/problem+json`) with a stable `code`.',
         license: { name: 'UNLICENSED', identifier: 'UNLICENSED' },
       },
       servers: [{ url: '/', description: 'this server' }],

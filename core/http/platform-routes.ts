@@ -7,7 +7,7 @@ import type { Kernel } from '../kernel.ts';
 import { isTimeZone, provisionTenant, type ProvisionInput } from '../tenancy/provision.ts';
 import { TENANT_ID_PATTERN, PLATFORM_TENANT, type Tenant } from '../tenancy/registry.ts';
 import { httpError } from '../errors.ts';
-import { problemResponses } from './problem.ts';
+import { success } from './headers.ts';
 
 const TenantSchema = Type.Object(
   {
@@ -35,7 +35,7 @@ const TenantList = Type.Object(
 
 const TenantCreate = Type.Object(
   {
-    id: Type.String({ pattern: TENANT_ID_PATTERN, description: 'lower-case slug; names the schema tenant_<id>' }),
+    id: Type.String({ pattern: TENANT_ID_PATTERN, description: 'lower-case slug; names the schema `tenant_<id>`' }),
     name: Type.String({ minLength: 1, maxLength: 200 }),
     connectionKey: Type.Optional(Type.String({ pattern: '^[a-z0-9_]{1,40}$', description: 'database connection (default main)' })),
     defaultLanguage: Type.Optional(Type.String({ pattern: '^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$' })),
@@ -68,20 +68,22 @@ export function registerPlatformRoutes(app: FastifyInstance, kernel: Kernel): vo
   for (const s of [TenantSchema, TenantList, TenantCreate]) app.addSchema(s);
   const tags = ['Platform'];
   const access = { auth: 'platform' as const, admin: true };
-  const errors = problemResponses([400, 401, 403, 429, 500, 503]);
   const IdParams = Type.Object({ id: Type.String({ pattern: TENANT_ID_PATTERN }) }, { additionalProperties: false });
 
   app.post(
     '/api/platform/tenants',
     {
-      config: { access },
+      config: { access, problems: ['CONFLICT'] },
       schema: {
         operationId: 'platformCreateTenant',
         tags,
         summary: 'Provision a tenant: schema, tables, built-in roles, first company and admin (idempotent)',
         security: [{ bearerAuth: [] }],
         body: Type.Ref('PlatformTenantCreate'),
-        response: { 200: Type.Ref('PlatformTenant'), 201: Type.Ref('PlatformTenant'), ...errors, ...problemResponses([409]) },
+        response: {
+          200: success(Type.Ref('PlatformTenant'), 'The tenant already existed: nothing changed', ['Location']),
+          201: success(Type.Ref('PlatformTenant'), 'The tenant provisioned', ['Location']),
+        },
       },
     },
     async (request, reply) => {
@@ -112,7 +114,7 @@ export function registerPlatformRoutes(app: FastifyInstance, kernel: Kernel): vo
           { page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })), size: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 50 })) },
           { additionalProperties: false },
         ),
-        response: { 200: Type.Ref('PlatformTenantList'), ...errors },
+        response: { 200: success(Type.Ref('PlatformTenantList'), 'A page of tenants') },
       },
     },
     async (request) => {
@@ -126,14 +128,14 @@ export function registerPlatformRoutes(app: FastifyInstance, kernel: Kernel): vo
   app.get(
     '/api/platform/tenants/:id',
     {
-      config: { access },
+      config: { access, problems: ['NOT_FOUND'] },
       schema: {
         operationId: 'platformGetTenant',
         tags,
         summary: 'Read one tenant',
         security: [{ bearerAuth: [] }],
         params: IdParams,
-        response: { 200: Type.Ref('PlatformTenant'), ...errors, ...problemResponses([404]) },
+        response: { 200: success(Type.Ref('PlatformTenant'), 'The tenant') },
       },
     },
     async (request) => {
@@ -152,14 +154,14 @@ export function registerPlatformRoutes(app: FastifyInstance, kernel: Kernel): vo
     app.post(
       `/api/platform/tenants/:id/${verb}`,
       {
-        config: { access },
+        config: { access, problems: ['NOT_FOUND', 'CONFLICT'] },
         schema: {
           operationId: `platform${verb[0].toUpperCase()}${verb.slice(1)}Tenant`,
           tags,
           summary: verb === 'suspend' ? 'Suspend a tenant: its users are refused at once (403 TENANT_UNAVAILABLE); idempotent' : 'Resume a suspended tenant; idempotent',
           security: [{ bearerAuth: [] }],
           params: IdParams,
-          response: { 200: Type.Ref('PlatformTenant'), ...errors, ...problemResponses([404, 409]) },
+          response: { 200: success(Type.Ref('PlatformTenant'), `The tenant, ${status}`) },
         },
       },
       async (request) => {

@@ -5,6 +5,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { Type } from 'typebox';
 import { ERRORS, titleOf, type ErrorCode, type FieldError } from '../errors.ts';
 import { isDatabaseUnavailable, RETRY_AFTER_SECONDS } from '../db/failures.ts';
+import { RESPONSE_HEADERS } from './headers.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -156,16 +157,26 @@ export function installProblemHandling(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) => sendProblem(request, reply, { code: 'NOT_FOUND', detail: `no route ${request.method} ${request.url.split('?')[0]}` }));
 }
 
-/** Response schemas for the errors a route can answer, as problem+json; the description names each code. */
-export function problemResponses(statuses: number[]): Record<number, unknown> {
+/** Statuses whose answers say when to try again. */
+const RETRY_STATUSES = new Set([429, 503]);
+
+/**
+ * Response schemas for the problem codes a route can answer, as problem+json,
+ * one per status; each description names the codes it carries, and nothing more.
+ */
+export function problemResponses(codes: ErrorCode[]): Record<number, unknown> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of Object.keys(ERRORS) as ErrorCode[]) {
+    if (!codes.includes(code)) continue;
+    const status = ERRORS[code][0];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
   return Object.fromEntries(
-    statuses.map((s) => [
-      s,
+    [...byStatus].map(([status, list]) => [
+      status,
       {
-        description: Object.entries(ERRORS)
-          .filter(([, [st]]) => st === s)
-          .map(([code, [, title]]) => `${title} (${code})`)
-          .join(' / '),
+        description: list.map((code) => `${titleOf(code)} (${code})`).join(' / '),
+        ...(RETRY_STATUSES.has(status) ? { headers: { 'Retry-After': RESPONSE_HEADERS['Retry-After'] } } : {}),
         content: { [PROBLEM_CONTENT_TYPE]: { schema: Type.Ref('Problem') } },
       },
     ]),

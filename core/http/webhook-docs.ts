@@ -13,15 +13,18 @@ const HEADERS = [
   { name: 'webhook-timestamp', description: 'seconds since the epoch when this try was signed; refuse old ones', schema: { type: 'string', pattern: '^\\d+$' } },
   {
     name: 'webhook-signature',
-    description: 'v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>"> under the webhook\'s secret (the bytes after whsec_, base64-decoded)',
+    description: "`v1,` then the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>` under the webhook's secret (the bytes after `whsec_`, base64-decoded)",
     schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/]+=*$' },
   },
 ].map((h) => ({ ...h, in: 'header', required: true }));
 
+/** A field's value before or after: any JSON value, said as the JSON types so clients get a union, not unknown. */
+const VALUE = { type: ['object', 'array', 'string', 'number', 'boolean', 'null'] };
+
 const CHANGES = {
   type: 'object',
   description: 'the fields the write changed, each with its value before and after (all fields on a create or delete)',
-  additionalProperties: { type: 'object', properties: { before: {}, after: {} }, required: ['before', 'after'], additionalProperties: false },
+  additionalProperties: { type: 'object', properties: { before: VALUE, after: VALUE }, required: ['before', 'after'], additionalProperties: false },
 };
 
 function envelope(type: string, data: Record<string, unknown>) {

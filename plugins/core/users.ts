@@ -7,7 +7,7 @@ import { etag, handler, hashPassword, Type } from '../../core/plugin-api.ts';
 import { assertMayChange } from './escalation.ts';
 import { NewPassword, NewUser, UserParams } from './schemas.ts';
 
-export const createUser = handler({ body: NewUser, response: { 201: Type.Ref('CoreUser') } }, async (ctx, request, reply) => {
+export const createUser = handler({ body: NewUser, response: { 201: Type.Ref('CoreUser', { description: 'The user created', headers: ['Location', 'ETag'] }) } }, async (ctx, request, reply) => {
   const { password, ...fields } = request.body;
   const passwordHash = await hashPassword(password);
   const users = ctx.data('User');

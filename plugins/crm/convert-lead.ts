@@ -45,7 +45,7 @@ export const ConvertLeadSchemas = {
         contact: Type.Ref('CrmContact'),
         opportunity: Type.Union([Type.Ref('CrmOpportunity'), Type.Null()]),
       },
-      { additionalProperties: false },
+      { additionalProperties: false, description: 'The lead, converted, and the rows made from it; Location names the customer', headers: ['Location'] },
     ),
   },
 };

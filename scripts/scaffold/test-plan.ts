@@ -3,9 +3,10 @@
 // filter that tells two rows apart, the field to PATCH, the bad inputs.
 import { relative, dirname } from 'node:path';
 import type { ManifestEntity, ManifestField } from '../../core/manifest/format.ts';
+import { plural } from '../../core/manifest/names.ts';
 import { Problems } from './errors.ts';
 import type { EntityPlan, ModulePlan } from './model.ts';
-import { JS_WORDS, camel, capitalize, inText } from './names.ts';
+import { JS_WORDS, camel, inText } from './names.ts';
 import type { Project } from './project.ts';
 import { NO_SAMPLE, invalidValue, js, queryValue, sampleValue } from './samples.ts';
 
@@ -184,7 +185,6 @@ export function planTest(entity: EntityPlan, module: TestModule, local: Map<stri
   if (!patchField) problems.add(entity.name, 'has no field the generated test could PATCH');
 
   const helper = relative(dirname(testFile), project.paths.helperFile).split('\\').join('/');
-  const segment = entity.path.split('/').pop()!.split('-').map(capitalize).join('');
   const view: TestView = {
     module: module.id,
     entity: entity.name,
@@ -206,7 +206,8 @@ export function planTest(entity: EntityPlan, module: TestModule, local: Map<stri
     invalid: invalidField ? { field: invalidField[0], entries: js({ [invalidField[0]]: invalidValue(invalidField[1]) }).slice(2, -2) } : null,
     unknownField,
     ops: {
-      list: `${module.opPrefix}List${segment}`,
+      // the kernel names a list by its entity's plural (crud-routes.ts), whatever the path says
+      list: `${module.opPrefix}List${plural(entity.name)}`,
       get: `${module.opPrefix}Get${entity.name}`,
       create: `${module.opPrefix}Create${entity.name}`,
       replace: `${module.opPrefix}Replace${entity.name}`,

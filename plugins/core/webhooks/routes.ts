@@ -8,31 +8,37 @@ import { DELIVER_JOB, tryDelivery, type DeliveryJob } from './deliver.ts';
 
 const IdParams = Type.Object({ id: Type.String({ format: 'uuid' }) }, { additionalProperties: false });
 
-export const pingWebhook = handler({ params: IdParams, response: { 201: Type.Ref('CoreWebhookDelivery') } }, async (ctx, request, reply) => {
-  const hook = await ctx.data('Webhook').reveal(request.params.id, ['secret']);
-  if (!hook) throw httpError('NOT_FOUND', `Webhook ${request.params.id} does not exist`);
-  const event = {
-    id: uuidv7(),
-    type: 'core.webhook.ping',
-    tenantId: ctx.tenantId,
-    companyId: ctx.companyId,
-    entity: 'Webhook',
-    entityId: hook.id,
-    actor: { kind: ctx.principal.kind, id: ctx.principal.id },
-    occurredAt: new Date().toISOString(),
-    payload: { webhookId: hook.id },
-    payloadVersion: 1,
-  };
-  const { delivery } = await tryDelivery(ctx, hook, event, 1, true);
-  reply.code(201).header('location', `/api/webhook-deliveries/${delivery.id}`);
-  return ctx.data('WebhookDelivery').toDto(delivery);
-});
+export const pingWebhook = handler(
+  { params: IdParams, response: { 201: Type.Ref('CoreWebhookDelivery', { description: 'The delivery record of the ping', headers: ['Location'] }) } },
+  async (ctx, request, reply) => {
+    const hook = await ctx.data('Webhook').reveal(request.params.id, ['secret']);
+    if (!hook) throw httpError('NOT_FOUND', `Webhook ${request.params.id} does not exist`);
+    const event = {
+      id: uuidv7(),
+      type: 'core.webhook.ping',
+      tenantId: ctx.tenantId,
+      companyId: ctx.companyId,
+      entity: 'Webhook',
+      entityId: hook.id,
+      actor: { kind: ctx.principal.kind, id: ctx.principal.id },
+      occurredAt: new Date().toISOString(),
+      payload: { webhookId: hook.id },
+      payloadVersion: 1,
+    };
+    const { delivery } = await tryDelivery(ctx, hook, event, 1, true);
+    reply.code(201).header('location', `/api/webhook-deliveries/${delivery.id}`);
+    return ctx.data('WebhookDelivery').toDto(delivery);
+  },
+);
 
 export const replayDelivery = handler(
   {
     params: IdParams,
     response: {
-      202: Type.Object({ jobId: Type.String({ description: "the delivery job; its tries appear in the webhook's delivery log" }) }, { additionalProperties: false }),
+      202: Type.Object(
+        { jobId: Type.String({ description: "the delivery job; its tries appear in the webhook's delivery log" }) },
+        { additionalProperties: false, description: 'The event is queued for delivery' },
+      ),
     },
   },
   async (ctx, request, reply) => {

@@ -39,7 +39,9 @@ t.test("the seed's core routes are documented", async (t) => {
     [],
     'module-prefixed operationIds',
   );
-  t.equal(doc.paths['/api/emails/company/{companyId}'].get.operationId, 'coreListEmailsByCompany');
+  // nouns come from the entity (EmailAccount), not from the seed's URL (/api/emails)
+  t.equal(doc.paths['/api/emails'].get.operationId, 'coreListEmailAccounts');
+  t.equal(doc.paths['/api/emails/company/{companyId}'].get.operationId, 'coreListEmailAccountsByCompany');
   t.equal(doc.paths['/api/users'].post.operationId, 'coreCreateUser');
 });
 
@@ -62,5 +64,8 @@ t.test('admin routes document the three checks; lists the paged shape', async (t
   t.same(doc.components.schemas.AuthDatabaseSize.required.sort(), ['schemas', 'scope', 'totalBytes']);
   t.notOk('passwordHash' in doc.components.schemas.CoreUser.properties, 'no password hash in the user shape');
   t.notOk('builtIn' in doc.components.schemas.CoreRoleCreate.properties, 'builtIn is read-only');
+  for (const shape of ['CoreRole', 'CoreRoleCreate', 'CoreRolePatch']) {
+    t.match(doc.components.schemas[shape].properties.permissions, { type: ['array', 'null'], items: { type: 'string' } }, `${shape}: permissions are codes or null`);
+  }
   t.ok('builtIn' in doc.components.schemas.CoreRole.properties);
 });

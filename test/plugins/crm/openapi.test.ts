@@ -26,6 +26,18 @@ t.test("the seed's CRM routes", async (t) => {
   );
   t.notOk(doc.paths['/api/crm/activity-logs'].post, 'the log is read-only');
   t.equal(doc.paths['/api/crm/quotes/{quoteId}/lines/{lineId}'].patch.operationId, 'crmUpdateQuoteLine');
+  // one rule for the noun, the entity's: never the URL's "lines" or "salesreps"
+  t.equal(doc.paths['/api/crm/quotes/{quoteId}/lines'].get.operationId, 'crmListQuoteLines');
+  t.equal(doc.paths['/api/crm/quotes/{quoteId}/lines'].post.operationId, 'crmCreateQuoteLine');
+  t.equal(doc.paths['/api/crm/salesreps'].get.operationId, 'crmListSalesReps');
+  t.equal(doc.paths['/api/crm/salesreps'].post.operationId, 'crmCreateSalesRep');
+  const convert = doc.paths['/api/crm/leads/{id}/convert'].post;
+  t.ok(
+    convert.parameters.some((p: { in: string; name: string }) => p.in === 'header' && p.name === 'x-company-id'),
+    'the conversion honours X-Company-Id, and says so',
+  );
+  t.ok(convert.responses['201'].headers.Location, 'the conversion declares the Location of the customer');
+  t.notMatch(convert.responses['201'].description, /Default Response/);
   t.ok(doc.paths['/api/crm/quotes/{id}'].patch.responses['422'], 'transitions document 422');
   t.match(doc.paths['/api/crm/quotes/{id}'].patch.responses['409'].description, /STATE_LOCKED/);
   t.notOk('total' in doc.components.schemas.CrmQuotePatch.properties, 'totals are read-only');
