@@ -14,6 +14,7 @@ import { httpError } from '../errors.ts';
 import { problemResponses } from './problem.ts';
 import { TRANSLATIONS_PARAM, listQuerySchema, schemaId } from './json-schemas.ts';
 import type { RouteAccess } from './request-context.ts';
+import { registerBulkRoute } from './bulk-routes.ts';
 
 type Op = NonNullable<CrudRoute['operations']>[number];
 const ALL_OPS: Op[] = ['list', 'read', 'create', 'replace', 'update', 'delete'];
@@ -109,7 +110,8 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
           description: describe('read'),
           security: [{ bearerAuth: [] }],
           headers: headerSchema(model, false),
-          querystring: listQuerySchema(model),
+          // a nested route's parent ids come from its path, never again from the query
+          querystring: listQuerySchema(model, Object.keys(CollectionParams?.properties ?? {})),
           ...(CollectionParams ? { params: CollectionParams } : {}),
           response: { 200: Type.Ref(schemaId(model, 'List')), ...problemResponses([400, ...(nested ? [404] : []), ...guardErrors]) },
         },
@@ -228,6 +230,25 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
       },
     );
   }
+  if (ops.has('create') || ops.has('update') || ops.has('delete')) {
+    registerBulkRoute(app, kernel, {
+      path: route.path,
+      service,
+      ops,
+      access: { auth: 'user', admin: route.admin, company: model.scope === 'company' },
+      tags,
+      operationId: opId('Bulk', plural),
+      headers: headerSchema(model, true),
+      params: CollectionParams,
+      context: (request) => crudContext(request, kernel),
+      bound: async (request) => {
+        const bound = boundOf(request);
+        if (bound) await assertParents(kernel, crudContext(request, kernel), model, bound);
+        return bound;
+      },
+    });
+    registerMethodNotAllowed(app, `${route.path}/bulk`, ['POST']);
+  }
   for (const list of route.lists ?? [])
     registerSubList(app, kernel, service, list, { access: access('read'), tags, describe: describe('read'), opId: opId('List', `${plural}By${pascal(list.by.replace(/Id$/, ''))}`) });
   const mine = (path: string) => ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((m) => taken.has(`${m} ${path}`));
@@ -276,7 +297,7 @@ function registerSubList(
         security: [{ bearerAuth: [] }],
         headers: headerSchema(model, false),
         params: Type.Object({ [list.by]: Type.String({ format: 'uuid', description: `id of the ${parent.label}` }) }, { additionalProperties: false }),
-        querystring: listQuerySchema(model),
+        querystring: listQuerySchema(model, [list.by]),
         response: { 200: Type.Ref(schemaId(model, 'List')), ...problemResponses([400, 404, 401, 403, 429, 500, 503]) },
       },
     },
