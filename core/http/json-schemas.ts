@@ -201,7 +201,7 @@ const OPERATOR_EXAMPLE: Partial<Record<FilterOp, string>> = { in: 'a,b', isNull:
  */
 export function listQuerySchema(model: EntityModel, omit: string[] = []): TSchema {
   const props: Record<string, TSchema> = {
-    page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: '1-based page number; not with cursor' })),
+    page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: '1-based page number (default 1); not with cursor' })),
     size: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 50, description: 'items per page (1..1000)' })),
     sort: Type.Optional(Type.String({ maxLength: 200, pattern: '^-?[a-zA-Z]+(,-?[a-zA-Z]+)*$', description: `comma list; "-" sorts descending. Sortable: ${[...model.sortable].join(', ')}` })),
     cursor: Type.Optional(
