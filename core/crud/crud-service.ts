@@ -21,7 +21,7 @@ import { Params, q, run } from '../data/sql.ts';
 import { and, compileCondition, compileScope, matching, type Condition, type Fragment } from '../data/scope.ts';
 import { FLAGS, tableOf, type Flags, type Table } from '../data/table.ts';
 import { v7 as uuidv7 } from 'uuid';
-import { readColumns, writeFieldFlags } from '../data/field-access.ts';
+import { readColumns, readableColumn, writeFieldFlags } from '../data/field-access.ts';
 import type { Principal } from '../access/principal.ts';
 import type { Outbox } from '../data/outbox.ts';
 import { CRUD_ACTIONS, crudEventType } from '../manifest/events.ts';
@@ -178,7 +178,8 @@ export class CrudService {
     const allowed = this.scope(ctx, 'read');
     if (allowed === null) return { items: [], ...paging, size, total: 0, nextCursor: null };
     const scope = within ? and([allowed, matching(this.model, within)]) : allowed;
-    const { rows, total, nextCursor } = await this.#reader.list(ctx.em, this.params(ctx), scope, q, ctx.read.prefs, this.#columns(ctx));
+    const limited = (f: FieldModel) => readableColumn(this.#models, this.model, ctx.ability, f.name);
+    const { rows, total, nextCursor } = await this.#reader.list(ctx.em, this.params(ctx), scope, q, ctx.read.prefs, this.#columns(ctx), limited);
     let items = rows.map((r) => this.toDto(r, ctx.read, languagesUsed));
     for (const f of shape.include) {
       const target = this.#models.get(f.entity!)!;

@@ -3,7 +3,7 @@
 // entities, no identity map, no unit of work: reads are the hot path, and the
 // ORM's hydration cost several times the query itself (see bench/).
 import type { EntityManager } from '@mikro-orm/core';
-import type { EntityModel } from '../model/entity-model.ts';
+import type { EntityModel, FieldModel } from '../model/entity-model.ts';
 import { httpError } from '../errors.ts';
 
 import { q, run, type Params, type Row } from '../data/sql.ts';
@@ -21,6 +21,9 @@ export interface ListQuery {
   cursor?: string;
   [filter: string]: unknown;
 }
+
+/** A field's value as field rules leave it to the caller (null where hidden); undefined: the plain column. */
+export type Limited = (f: FieldModel) => Fragment | undefined;
 
 export interface ListResult {
   rows: Row[];
@@ -41,20 +44,22 @@ export class SqlReader {
   /**
    * A page of the rows `scope` holds, with the total count: by `page` (offset)
    * or after `cursor` (keyset). `columns`: the select list field rules leave
-   * the caller (default: every readable field).
+   * the caller (default: every readable field); `limited`: what a field rule
+   * leaves the caller of a field, which filters and sorts use in its place.
    */
-  async list(em: EntityManager, p: Params, scope: Fragment, query: ListQuery, prefs: string[], columns?: Fragment): Promise<ListResult> {
+  async list(em: EntityManager, p: Params, scope: Fragment, query: ListQuery, prefs: string[], columns?: Fragment, limited?: Limited): Promise<ListResult> {
     if (query.cursor !== undefined && query.page !== undefined) {
       throw httpError('VALIDATION_FAILED', 'page and cursor exclude each other', { errors: [{ path: '/cursor', message: 'send either page or cursor' }] });
     }
     const size = query.size ?? 50;
     const sort = query.sort ?? this.model.defaultSort;
-    const keys = this.#orderKeys(sort, prefs);
-    const after = query.cursor !== undefined ? decodeCursor(query.cursor, sort, keys) : undefined;
-    const where = [scope(p), ...this.#filters(query, p, prefs)].join(' and ');
+    const base = (f: FieldModel) => limited?.(f)?.(p) ?? `t.${q(f.column)}`;
+    const where = [scope(p), ...this.#filters(query, p, prefs, base)].join(' and ');
     const from = `from ${p.table(this.model.table)} t where ${where}`;
-    // the count takes the filter's values only; the cursor and a field-rule select list add theirs after them
+    // the count takes the filter's values only; the sort keys, the cursor and a field-rule select list add theirs after them
     const filterValues = [...p.values];
+    const keys = this.#orderKeys(sort, prefs, base);
+    const after = query.cursor !== undefined ? decodeCursor(query.cursor, sort, keys) : undefined;
     const offset = after ? 0 : ((query.page ?? 1) - 1) * size;
     const window = after ? ` and ${afterCursor(keys, after, p)}` : '';
     const select = `${columns?.(p) ?? this.#columns}, ${keyColumns(keys)}`;
@@ -79,9 +84,9 @@ export class SqlReader {
     );
   }
 
-  #filters(query: ListQuery, p: Params, prefs: string[]): string[] {
+  #filters(query: ListQuery, p: Params, prefs: string[], base: (f: FieldModel) => string): string[] {
     // a translatable field filters on the text the reader sees, as it sorts
-    const out = compileFilters(this.model, query, p, (f) => (f.translatable ? displayedText(`t.${q(f.column)}`, prefs) : `t.${q(f.column)}`));
+    const out = compileFilters(this.model, query, p, (f) => (f.translatable ? displayedText(base(f), prefs) : base(f)));
     if (query.search) {
       // case-insensitive substring; % _ and \ in the term match themselves
       const pattern = p.add(`%${likeLiteral(query.search)}%`);
@@ -94,13 +99,13 @@ export class SqlReader {
   }
 
   /** The keys of a list sort (only the sortable fields the API offers), each with its exact value for a cursor. */
-  #orderKeys(sort: string, prefs: string[]): OrderKey[] {
+  #orderKeys(sort: string, prefs: string[], base: (f: FieldModel) => string): OrderKey[] {
     return sortKeys(sort).map(({ field: name, desc }) => {
       if (!this.model.sortable.has(name)) {
         throw httpError('VALIDATION_FAILED', `cannot sort by "${name}"`, { errors: [{ path: '/sort', message: `sortable fields: ${[...this.model.sortable].join(', ')}` }] });
       }
       const f = this.model.byName.get(name);
-      const col = `t.${q(columnOf(this.model, name)!)}`;
+      const col = f ? base(f) : `t.${q(columnOf(this.model, name)!)}`;
       const expr = f?.translatable ? displayedText(col, prefs) : col;
       const type = f?.type ?? 'datetime';
       const exact = type === 'datetime' ? exactInstant(col) : type === 'date' ? `to_char(${col}, 'YYYY-MM-DD')` : type === 'decimal' ? `${col}::text` : expr;

@@ -63,6 +63,23 @@ t.test('fields= cannot reveal what field rules hide', async (t) => {
   );
 });
 
+t.test('filters and sorts cannot tell what field rules hide', async (t) => {
+  const user = await ctx.user(tenant, { codes: ['probe:shape:public'] });
+  const skus = async (query: string, token = user.token) => (await list(query, token)).items.map((p: { sku: string }) => p.sku);
+  t.same(await skus('isActive=true', tenant.adminToken), ['S-1', 'S-2', 'S-3'], 'the administrator filters on isActive');
+  t.same(await skus('isActive=true'), [], 'a hidden value matches no value');
+  t.same(await skus('unit[in]=piece'), []);
+  t.same(await skus('unit[isNull]=true'), ['S-1', 'S-2', 'S-3'], 'it reads as no value');
+  t.same(await skus('price[gte]=9'), ['S-1', 'S-2'], 'a visible field filters as usual');
+  const sorted = async (sort: string, token = user.token) =>
+    expectStatus(await ctx.as(token, { method: 'GET', url: `/api/products?search=S-&sort=${sort}` }), 200, sort).items.map((p: { sku: string }) => p.sku);
+  t.same(await sorted('-stock', tenant.adminToken), ['S-1', 'S-2', 'S-3']);
+  t.same(await sorted('stock', tenant.adminToken), ['S-3', 'S-2', 'S-1']);
+  const byId = [hammer, saw, file].sort((a, b) => (a.id < b.id ? -1 : 1)).map((p) => p.sku);
+  t.same(await sorted('stock'), byId, 'sorting by a hidden field orders by id alone');
+  t.same(await sorted('-stock'), byId);
+});
+
 t.test('bad fields= and include= are a 400 naming the parameter', async (t) => {
   for (const [query, path] of [
     ['fields=bogus', '/fields'],
