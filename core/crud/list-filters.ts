@@ -63,7 +63,7 @@ export function compileFilters(model: EntityModel, query: Record<string, unknown
   const out: string[] = [];
   for (const f of model.filterable) {
     const given = (key: string) => query[key] !== undefined;
-    if (!Object.keys(query).some((k) => k === f.name || k.startsWith(f.name))) continue;
+    if (!Object.keys(query).some((k) => k.startsWith(f.name))) continue;
     const col = expr(f);
     if (given(f.name)) out.push(`${col} = ${p.add(query[f.name])}`);
     if (isRangeType(f.type)) {

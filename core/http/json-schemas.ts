@@ -185,14 +185,15 @@ function filterValueSchema(f: FieldModel): TSchema {
 /** The schema of `field[op]`, described with the syntax the README documents. */
 function operatorSchema(f: FieldModel, op: FilterOp): TSchema {
   const what = `${f.name}${f.translatable ? " (the text shown in the request's language)" : ''} ${OP_MEANING[op]}`;
-  const example = `e.g. ${filterParam(f.name, op)}=${OPERATOR_EXAMPLE[op] ?? '…'}`;
+  const example = `e.g. ${filterParam(f.name, op)}=${op === 'isNull' ? 'true' : op === 'in' ? `${exampleOf(f)},${exampleOf(f)}` : exampleOf(f)}`;
   const description = `${what}; ${example}`;
   if (op === 'isNull') return Type.Boolean({ description });
   if (op === 'in') return Type.String({ minLength: 1, maxLength: 100_000, pattern: NO_NUL, description });
   if (op === 'contains' || op === 'startsWith') return Type.String({ minLength: 1, maxLength: 200, pattern: NO_NUL, description });
   return Type.Unsafe({ ...filterValueSchema(f), description });
 }
-const OPERATOR_EXAMPLE: Partial<Record<FilterOp, string>> = { in: 'a,b', isNull: 'true', contains: 'saw', startsWith: 'sa' };
+const EXAMPLE: Partial<Record<FieldModel['type'], string>> = { integer: '10', decimal: '10.50', date: '2025-01-31', datetime: '2025-01-31T12:00:00Z', ref: '0190a6e4-8f00-7000-8000-000000000000' };
+const exampleOf = (f: FieldModel) => (f.type === 'enum' ? f.values![0] : (EXAMPLE[f.type] ?? 'text'));
 
 /**
  * Query parameters of the list route: paging (page or cursor), sort, search, the
