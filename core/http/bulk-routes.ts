@@ -22,8 +22,10 @@ export interface BulkRouteOptions {
   headers: TSchema;
   params?: TSchema;
   context(request: FastifyRequest): CrudContext;
-  /** a nested route's parent ids, checked readable (else 404) before any write */
-  bound(request: FastifyRequest): Promise<Record<string, string> | undefined>;
+  /** a nested route's parent ids (from its path) */
+  bound(request: FastifyRequest): Record<string, string> | undefined;
+  /** 404 unless the caller can read every parent the path names */
+  checkParents(request: FastifyRequest): Promise<void>;
 }
 
 const SECTIONS = ['create', 'update', 'delete'] as const;
@@ -54,6 +56,8 @@ export function registerBulkRoute(app: FastifyInstance, kernel: Kernel, o: BulkR
     `${o.path}/bulk`,
     {
       config: { access: o.access },
+      // a path naming a row the caller cannot see is a 404 whatever the body holds, as an unknown id is
+      ...(o.params ? { preValidation: async (request: FastifyRequest) => o.checkParents(request) } : {}),
       schema: {
         operationId: o.operationId,
         tags: o.tags,
@@ -85,7 +89,7 @@ export function registerBulkRoute(app: FastifyInstance, kernel: Kernel, o: BulkR
       for (const s of SECTIONS) {
         if (body[s]?.length && !ctx.ability.can(s, model.name)) throw httpError('FORBIDDEN', `not allowed to ${s} a ${model.name}`);
       }
-      const bound = await o.bound(request);
+      const bound = o.bound(request);
       try {
         const done = await runBulk(o.service, ctx, body, bound, isRowError);
         const used = new Set<string>();

@@ -17,6 +17,7 @@ import type { RouteAccess } from './request-context.ts';
 import { registerBulkRoute } from './bulk-routes.ts';
 
 type Op = NonNullable<CrudRoute['operations']>[number];
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ALL_OPS: Op[] = ['list', 'read', 'create', 'replace', 'update', 'delete'];
 
 /** The path's parameters (a nested route's parent ids) and, for item paths, the row's own id. */
@@ -241,10 +242,11 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
       headers: headerSchema(model, true),
       params: CollectionParams,
       context: (request) => crudContext(request, kernel),
-      bound: async (request) => {
+      bound: boundOf,
+      checkParents: async (request) => {
         const bound = boundOf(request);
-        if (bound) await assertParents(kernel, crudContext(request, kernel), model, bound);
-        return bound;
+        // before validation: ids that are no UUID are left to its 400
+        if (bound && Object.values(bound).every((id) => UUID.test(id))) await assertParents(kernel, crudContext(request, kernel), model, bound);
       },
     });
     registerMethodNotAllowed(app, `${route.path}/bulk`, ['POST']);
