@@ -23,6 +23,8 @@ export interface Config {
   /** ms a request waits for a pooled connection (or a new one) before it answers 503 */
   dbAcquireTimeoutMs: number;
   bodyLimit: number;
+  /** rows one bulk request (POST <collection>/bulk) may create, change and delete together */
+  bulkMaxRows: number;
   rateLimit: { max: number; windowMs: number };
   /** failed logins: per (tenant, e-mail, address) and per (tenant, e-mail); lockMs is window and lock time */
   loginThrottle: { addressMaxFailures: number; accountMaxFailures: number; lockMs: number };
@@ -115,6 +117,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     poolSize: int(env.DB_POOL_SIZE, 10),
     dbAcquireTimeoutMs: int(env.DB_ACQUIRE_TIMEOUT_MS, 5000),
     bodyLimit: int(env.BODY_LIMIT, 1024 * 1024),
+    bulkMaxRows: Math.max(1, int(env.BULK_MAX_ROWS, 100)),
     rateLimit: { max: int(env.RATE_LIMIT_MAX, 1200), windowMs: int(env.RATE_LIMIT_WINDOW_MS, 60_000) },
     loginThrottle: {
       addressMaxFailures: Math.max(1, int(env.LOGIN_MAX_FAILURES, 5)),

@@ -25,6 +25,7 @@ export const ERRORS = {
   UNSUPPORTED_MEDIA_TYPE: [415, 'Unsupported media type', '%s'],
   EXPECTATION_FAILED: [417, 'Expectation failed', '%s'],
   INVALID_TRANSITION: [422, 'Invalid transition', '%s'],
+  BULK_FAILED: [422, 'Bulk request failed', '%s'],
   RATE_LIMITED: [429, 'Too many requests', '%s'],
   HEADERS_TOO_LARGE: [431, 'Request header fields too large', '%s'],
   INTERNAL: [500, 'Internal server error', 'An unexpected error occurred; quote the requestId when reporting it'],

@@ -11,6 +11,7 @@ import type { SecretBox } from '../secrets.ts';
 import { accessFilter, type Ability } from '../access/abilities.ts';
 import { httpError, type FieldError } from '../errors.ts';
 import { SqlReader, type ListQuery } from './sql-reader.ts';
+import { embedRows, itemFields, listShape, pickFields } from './list-shape.ts';
 import { mergeTranslations, rowMapper, storedValue, type Dto, type ReadOptions, type Row } from './row-mapper.ts';
 import { decimalBoundErrors } from './body-checks.ts';
 import type { Translations } from '../i18n.ts';
@@ -20,7 +21,7 @@ import { Params, q, run } from '../data/sql.ts';
 import { and, compileCondition, compileScope, matching, type Condition, type Fragment } from '../data/scope.ts';
 import { FLAGS, tableOf, type Flags, type Table } from '../data/table.ts';
 import { v7 as uuidv7 } from 'uuid';
-import { readColumns, writeFieldFlags } from '../data/field-access.ts';
+import { readColumns, readableColumn, writeFieldFlags } from '../data/field-access.ts';
 import type { Principal } from '../access/principal.ts';
 import type { Outbox } from '../data/outbox.ts';
 import { CRUD_ACTIONS, crudEventType } from '../manifest/events.ts';
@@ -118,11 +119,13 @@ export interface WriteOptions {
 export type { Changes };
 
 export type { ListQuery };
+/** A list page: `page` when asked by page (absent for a cursor), `nextCursor` the cursor of the page after it (null: none). */
 export interface Page {
   items: Dto[];
-  page: number;
+  page?: number;
   size: number;
   total: number;
+  nextCursor: string | null;
 }
 
 export class CrudService {
@@ -135,6 +138,7 @@ export class CrudService {
   /** fields a write's input may set (the request body was checked against the writable ones before) */
   #settable: Set<string>;
   #readable: Set<string>;
+  #itemFields: Set<string>;
   #hooks: WriteHooks;
   #outbox?: Outbox;
   #eventTypes: Record<WriteOp, string>;
@@ -157,6 +161,7 @@ export class CrudService {
     this.#table = tableOf(model);
     this.#settable = new Set(model.settable.map((f) => f.name));
     this.#readable = new Set(model.readable.map((f) => f.name));
+    this.#itemFields = new Set(itemFields(model));
   }
 
   /** The rows of `model` the caller may `action`: company ∧ grant conditions; null when none. */
@@ -177,13 +182,22 @@ export class CrudService {
 
   /** `within` narrows the list further, e.g. { quoteId } of a nested path. */
   async list(ctx: CrudContext, q: ListQuery, languagesUsed?: Set<string>, within?: Bound): Promise<Page> {
-    const page = q.page ?? 1;
+    const shape = listShape(this.model, q);
+    const paging = q.cursor === undefined ? { page: q.page ?? 1 } : {};
     const size = q.size ?? 50;
     const allowed = this.scope(ctx, 'read');
-    if (allowed === null) return { items: [], page, size, total: 0 };
+    if (allowed === null) return { items: [], ...paging, size, total: 0, nextCursor: null };
     const scope = within ? and([allowed, matching(this.model, within)]) : allowed;
-    const { rows, total } = await this.#reader.list(ctx.em, this.params(ctx), scope, q, ctx.read.prefs, this.#columns(ctx));
-    return { items: rows.map((r) => this.toDto(r, ctx.read, languagesUsed)), page, size, total };
+    const limited = (f: FieldModel) => readableColumn(this.#models, this.model, ctx.ability, f.name);
+    const { rows, total, nextCursor } = await this.#reader.list(ctx.em, this.params(ctx), scope, q, ctx.read.prefs, this.#columns(ctx), limited);
+    let items = rows.map((r) => this.toDto(r, ctx.read, languagesUsed));
+    for (const f of shape.include) {
+      const target = this.#models.get(f.entity!)!;
+      const source = { target, scope: this.scope(ctx, 'read', target), columns: readColumns(this.#models, target, ctx.ability) ?? undefined };
+      await embedRows(ctx.em, this.params(ctx), items, f, source, ctx.read, languagesUsed);
+    }
+    if (shape.fields) items = items.map((i) => pickFields(i, shape.fields!, this.#itemFields));
+    return { items, ...paging, size, total, nextCursor };
   }
 
   async read(ctx: CrudContext, id: string, bound?: Bound): Promise<Row> {

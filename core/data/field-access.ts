@@ -37,6 +37,21 @@ function compileColumns(models: Models, model: EntityModel, ability: Ability): F
 }
 
 /**
+ * What a list filters and sorts field `name` on for `ability`'s reads: the
+ * column where a rule lets the caller read it, else a null of its type, so a
+ * filter or an order cannot tell a hidden value. Undefined when no rule limits it.
+ */
+export function readableColumn(models: Models, model: EntityModel, ability: Ability, name: string): Fragment | undefined {
+  if (!hasFieldRules(ability, 'read', model.name)) return undefined;
+  const col = `t.${q(model.byName.get(name)!.column)}`;
+  const cond = accessFilter(ability, 'read', model.name, name);
+  if (cond === null) return () => `(case when false then ${col} end)`;
+  if (same(cond, accessFilter(ability, 'read', model.name))) return undefined;
+  const visible = compileScope(models, model, cond);
+  return (p) => `(case when ${visible(p)} then ${col} end)`;
+}
+
+/**
  * The fields of a write's input the caller may change only on some rows, as
  * flags to check on the row (`field:<name>`); 403 naming the first field they
  * may not change at all.

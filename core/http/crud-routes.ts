@@ -14,8 +14,10 @@ import { httpError, type ErrorCode } from '../errors.ts';
 import { COMPANY_HEADER, IF_MATCH_HEADER, success, type ResponseHeader } from './headers.ts';
 import { TRANSLATIONS_PARAM, listQuerySchema, schemaId } from './json-schemas.ts';
 import type { RouteAccess } from './request-context.ts';
+import { registerBulkRoute } from './bulk-routes.ts';
 
 type Op = NonNullable<CrudRoute['operations']>[number];
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ALL_OPS: Op[] = ['list', 'read', 'create', 'replace', 'update', 'delete'];
 
 /** The path's parameters (a nested route's parent ids) and, for item paths, the row's own id. */
@@ -113,7 +115,8 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
           description: describe('read'),
           security: [{ bearerAuth: [] }],
           headers: headerSchema(model, false),
-          querystring: listQuerySchema(model),
+          // a nested route's parent ids come from its path, never again from the query
+          querystring: listQuerySchema(model, Object.keys(CollectionParams?.properties ?? {})),
           ...(CollectionParams ? { params: CollectionParams } : {}),
           response: { 200: success(Type.Ref(schemaId(model, 'List')), `A page of ${model.label} records`, listHeaders) },
         },
@@ -232,6 +235,26 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
       },
     );
   }
+  if (ops.has('create') || ops.has('update') || ops.has('delete')) {
+    registerBulkRoute(app, kernel, {
+      path: route.path,
+      service,
+      ops,
+      access: { auth: 'user', admin: route.admin, company: model.scope === 'company' },
+      tags,
+      operationId: opId('Bulk', many),
+      headers: headerSchema(model, true),
+      params: CollectionParams,
+      context: (request) => crudContext(request, kernel),
+      bound: boundOf,
+      checkParents: async (request) => {
+        const bound = boundOf(request);
+        // before validation: ids that are no UUID are left to its 400
+        if (bound && Object.values(bound).every((id) => UUID.test(id))) await assertParents(kernel, crudContext(request, kernel), model, bound);
+      },
+    });
+    registerMethodNotAllowed(app, `${route.path}/bulk`, ['POST']);
+  }
   for (const list of route.lists ?? [])
     registerSubList(app, kernel, service, list, { access: access('read').access, tags, describe: describe('read'), opId: opId('List', `${many}By${pascal(list.by.replace(/Id$/, ''))}`) });
   const mine = (path: string) => ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((m) => taken.has(`${m} ${path}`));
@@ -298,7 +321,7 @@ function registerSubList(
         security: [{ bearerAuth: [] }],
         headers: headerSchema(model, false),
         params: Type.Object({ [list.by]: Type.String({ format: 'uuid', description: `id of the ${parent.label}` }) }, { additionalProperties: false }),
-        querystring: listQuerySchema(model),
+        querystring: listQuerySchema(model, [list.by]),
         response: { 200: success(Type.Ref(schemaId(model, 'List')), `A page of the ${model.label} records of the ${parent.label}`, model.translatable.length ? ['Content-Language'] : []) },
       },
     },

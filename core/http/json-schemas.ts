@@ -4,6 +4,8 @@
 import { Type, type TSchema } from 'typebox';
 import { isRangeType, pascal, type EntityModel, type FieldModel } from '../model/entity-model.ts';
 import { DECIMAL_DEFAULT } from '../model/entity-builder.ts';
+import { OP_MEANING, filterOps, filterParam, type FilterOp } from '../crud/list-filters.ts';
+import { embedKey, includable, itemFields } from '../crud/list-shape.ts';
 
 const INT4 = { minimum: -2147483648, maximum: 2147483647 };
 const LANG_KEY = '^[a-zA-Z]{1,8}(-[a-zA-Z0-9]{1,8})*$';
@@ -153,13 +155,38 @@ export function bodySchema(model: EntityModel, kind: BodyKind): TSchema {
   return Type.Object(props, { $id: schemaId(model, kind), title: `${model.label} (${doc})`, additionalProperties: false, ...(kind === 'Patch' ? { minProperties: 1 } : {}) });
 }
 
+/**
+ * A list item: the entity's fields, fewer when `fields=` names some (id always),
+ * and the rows `include=` embeds. `published`: the model of an entity whose schema the document holds.
+ */
+export function listItemSchema(model: EntityModel, published: (entity: string) => EntityModel | undefined): TSchema {
+  const full = outputSchema(model) as TSchema & { properties: Record<string, TSchema> };
+  const props: Record<string, TSchema> = Object.fromEntries(Object.entries(full.properties).map(([k, v]) => [k, k === 'id' ? v : Type.Optional(v)]));
+  const refs = includable(model);
+  if (refs.length) {
+    const embedded = Object.fromEntries(
+      refs.map((f) => {
+        const target = published(f.entity!);
+        const row = target ? Type.Ref(schemaId(target)) : Type.Object({}, { additionalProperties: true });
+        return [
+          embedKey(f),
+          Type.Optional(Type.Union([row, Type.Null()], { description: `the ${f.entity} ${f.name} points at (include=${f.name}); null when there is none or the caller cannot read it` })),
+        ];
+      }),
+    );
+    props._embedded = Type.Optional(Type.Object(embedded, { additionalProperties: false, description: 'rows the include parameter embeds' }));
+  }
+  return Type.Object(props, { $id: schemaId(model, 'ListItem'), title: `${model.label} (list item: every field unless fields= names some)`, additionalProperties: false });
+}
+
 export function listSchema(model: EntityModel): TSchema {
   return Type.Object(
     {
-      items: Type.Array(Type.Ref(schemaId(model))),
-      page: Type.Integer({ minimum: 1 }),
+      items: Type.Array(Type.Ref(schemaId(model, 'ListItem'))),
+      page: Type.Optional(Type.Integer({ minimum: 1, description: 'the page asked for (absent when paging by cursor)' })),
       size: Type.Integer({ minimum: 1 }),
-      total: Type.Integer({ minimum: 0 }),
+      total: Type.Integer({ minimum: 0, description: 'rows matching the filters, on every page' }),
+      nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'pass as cursor= for the rows after this page (same sort and filters); null after the last row' }),
     },
     { $id: schemaId(model, 'List'), title: `Page of ${model.label}`, additionalProperties: false },
   );
@@ -175,25 +202,67 @@ export const TRANSLATIONS_PARAM = Type.String({
 // this a NUL would surface as a database error (500) instead of a 400.
 const NO_NUL = '^[^\\u0000]*$';
 
-/** Query parameters of the list route: paging, sort, search, the manifest's filters. */
-export function listQuerySchema(model: EntityModel): TSchema {
+const NAME_LIST = '^[a-zA-Z]+(,[a-zA-Z]+)*$';
+
+/** Schema of a filter value in a query string: the field's type, without the bounds a write checks. */
+function filterValueSchema(f: FieldModel): TSchema {
+  if (f.type === 'json') return Type.String({ pattern: NO_NUL });
+  return inputValueSchema({ ...f, minimum: undefined, maximum: undefined, pattern: f.type === 'string' || f.type === 'text' ? NO_NUL : undefined, minLength: undefined, translatable: false });
+}
+
+/** The schema of `field[op]`, described with the syntax the README documents. */
+function operatorSchema(f: FieldModel, op: FilterOp): TSchema {
+  const what = `${f.name}${f.translatable ? " (the text shown in the request's language)" : ''} ${OP_MEANING[op]}`;
+  const example = `e.g. ${filterParam(f.name, op)}=${op === 'isNull' ? 'true' : op === 'in' ? `${exampleOf(f)},${exampleOf(f)}` : exampleOf(f)}`;
+  const description = `${what}; ${example}`;
+  if (op === 'isNull') return Type.Boolean({ description });
+  if (op === 'in') return Type.String({ minLength: 1, maxLength: 100_000, pattern: NO_NUL, description });
+  if (op === 'contains' || op === 'startsWith') return Type.String({ minLength: 1, maxLength: 200, pattern: NO_NUL, description });
+  return Type.Unsafe({ ...filterValueSchema(f), description });
+}
+const EXAMPLE: Partial<Record<FieldModel['type'], string>> = { integer: '10', decimal: '10.50', date: '2025-01-31', datetime: '2025-01-31T12:00:00Z', ref: '0190a6e4-8f00-7000-8000-000000000000' };
+const exampleOf = (f: FieldModel) => (f.type === 'enum' ? f.values![0] : (EXAMPLE[f.type] ?? 'text'));
+
+/**
+ * Query parameters of the list route: paging (page or cursor), sort, search, the
+ * manifest's filters with their operators, fields and include. `omit`: filters a
+ * nested route takes from its path, never from the query.
+ */
+export function listQuerySchema(model: EntityModel, omit: string[] = []): TSchema {
   const props: Record<string, TSchema> = {
-    page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: '1-based page number' })),
+    page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: '1-based page number (default 1); not with cursor' })),
     size: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 50, description: 'items per page (1..1000)' })),
     sort: Type.Optional(Type.String({ maxLength: 200, pattern: '^-?[a-zA-Z]+(,-?[a-zA-Z]+)*$', description: `comma list; "-" sorts descending. Sortable: ${[...model.sortable].join(', ')}` })),
+    cursor: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 4000,
+        pattern: '^[A-Za-z0-9_-]+$',
+        description: 'the nextCursor of the page before: the rows after it, in the same sort (a deep page costs what the first one does); not with page',
+      }),
+    ),
+    fields: Type.Optional(Type.String({ maxLength: 2000, pattern: NAME_LIST, description: `comma list of the item fields to return (id always): ${itemFields(model).join(', ')}` })),
   };
+  const refs = includable(model);
+  if (refs.length)
+    props.include = Type.Optional(
+      Type.String({
+        maxLength: 1000,
+        pattern: NAME_LIST,
+        description: `comma list of ref fields whose rows to embed under _embedded (categoryId → _embedded.category), read with the caller's rights: ${refs.map((f) => f.name).join(', ')}`,
+      }),
+    );
   if (model.searchable.length)
     props.search = Type.Optional(Type.String({ maxLength: 200, pattern: NO_NUL, description: `case-insensitive text in ${model.searchable.map((f) => f.name).join(', ')}` }));
   for (const f of model.filterable) {
-    const value =
-      f.type === 'json'
-        ? Type.String({ pattern: NO_NUL })
-        : inputValueSchema({ ...f, minimum: undefined, maximum: undefined, pattern: f.type === 'string' || f.type === 'text' ? NO_NUL : undefined, minLength: undefined });
-    props[f.name] = Type.Optional(value);
+    if (omit.includes(f.name)) continue;
+    const value = filterValueSchema(f);
+    props[f.name] = Type.Optional(Type.Unsafe({ ...value, description: `${f.name} equals the value` }));
     if (isRangeType(f.type)) {
-      props[`${f.name}From`] = Type.Optional(value);
-      props[`${f.name}To`] = Type.Optional(value);
+      props[`${f.name}From`] = Type.Optional(Type.Unsafe({ ...value, description: `${f.name} at least the value (same as ${filterParam(f.name, 'gte')})` }));
+      props[`${f.name}To`] = Type.Optional(Type.Unsafe({ ...value, description: `${f.name} at most the value (same as ${filterParam(f.name, 'lte')})` }));
     }
+    for (const op of filterOps(f)) props[filterParam(f.name, op)] = Type.Optional(operatorSchema(f, op));
   }
   if (model.translatable.length) props.translations = Type.Optional(TRANSLATIONS_PARAM);
   return Type.Object(props, { additionalProperties: false });

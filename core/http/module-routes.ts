@@ -5,13 +5,17 @@ import type { Kernel, LoadedModule } from '../kernel.ts';
 import { ManifestError } from '../manifest/errors.ts';
 import type { CustomRoute } from '../manifest/format.ts';
 import { camel } from '../model/entity-model.ts';
-import { bodySchema, listSchema, outputSchema } from './json-schemas.ts';
+import { bodySchema, listItemSchema, listSchema, outputSchema } from './json-schemas.ts';
+import { bulkSchemas } from './bulk-schemas.ts';
 import { crudContext, registerCrudRoutes } from './crud-routes.ts';
 import { DATA_WRITE_PROBLEMS } from './route-problems.ts';
 import { RESPONSE_HEADERS, success, type ResponseHeader } from './headers.ts';
 
 /** The $id-named schemas of every entity a module exposes through CRUD. */
 export function entitySchemas(kernel: Kernel, module: LoadedModule) {
+  // entities with a CRUD route anywhere have their schema in the document: a list embeds them by reference
+  const crud = new Set(kernel.modules.flatMap((m) => (m.manifest.routes ?? []).flatMap((r) => ('entity' in r ? [r.entity] : []))));
+  const published = (entity: string) => (crud.has(entity) ? kernel.model(entity) : undefined);
   return (module.manifest.routes ?? []).flatMap((r) => {
     if (!('entity' in r)) return [];
     const model = kernel.model(r.entity);
@@ -22,7 +26,8 @@ export function entitySchemas(kernel: Kernel, module: LoadedModule) {
       ...(ops.has('create') ? [bodySchema(model, 'Create')] : []),
       ...(ops.has('replace') ? [bodySchema(model, 'Replace')] : []),
       ...(ops.has('update') ? [bodySchema(model, 'Patch')] : []),
-      ...(ops.has('list') || r.lists?.length ? [listSchema(model)] : []),
+      ...(ops.has('list') || r.lists?.length ? [listItemSchema(model, published), listSchema(model)] : []),
+      ...(ops.has('create') || ops.has('update') || ops.has('delete') ? bulkSchemas(model, ops, kernel.config.bulkMaxRows) : []),
     ];
   });
 }

@@ -9,6 +9,19 @@ import { RESPONSE_HEADERS } from './headers.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
+const FieldErrors = Type.Array(Type.Object({ path: Type.String({ description: 'JSON pointer into the request part' }), message: Type.String() }, { additionalProperties: false }));
+const Code = Type.Unsafe<string>({ type: 'string', enum: Object.keys(ERRORS), description: 'stable machine-readable code' });
+const BulkFailure = Type.Object(
+  {
+    op: Type.Union([Type.Literal('create'), Type.Literal('update'), Type.Literal('delete')]),
+    index: Type.Integer({ minimum: 0, description: 'position in its list of the request' }),
+    id: Type.Optional(Type.String({ format: 'uuid' })),
+    status: Type.Integer({ description: 'the status this row alone would have answered' }),
+    problem: Type.Object({ status: Type.Integer(), code: Code, title: Type.String(), detail: Type.Optional(Type.String()), errors: Type.Optional(FieldErrors) }, { additionalProperties: false }),
+  },
+  { additionalProperties: false },
+);
+
 export const ProblemSchema = Type.Object(
   {
     type: Type.String({ description: 'URI naming the problem type' }),
@@ -16,9 +29,10 @@ export const ProblemSchema = Type.Object(
     status: Type.Integer(),
     detail: Type.Optional(Type.String()),
     instance: Type.Optional(Type.String({ description: 'the request path' })),
-    code: Type.Unsafe<string>({ type: 'string', enum: Object.keys(ERRORS), description: 'stable machine-readable code' }),
+    code: Code,
     requestId: Type.String(),
-    errors: Type.Optional(Type.Array(Type.Object({ path: Type.String({ description: 'JSON pointer into the request part' }), message: Type.String() }, { additionalProperties: false }))),
+    errors: Type.Optional(FieldErrors),
+    failures: Type.Optional(Type.Array(BulkFailure, { description: 'BULK_FAILED: each row of a bulk request that failed (nothing was written)' })),
   },
   { $id: 'Problem', title: 'Problem details (RFC 9457)', additionalProperties: false },
 );
@@ -88,7 +102,8 @@ function fromDatabase(err: Error & { code?: string; sqlState?: string }): Mapped
   return undefined;
 }
 
-function mapError(err: FastifyError & { errors?: FieldError[] }): Mapped {
+/** The code, detail and field errors an error answers with (INTERNAL for anything unforeseen). */
+export function mapError(err: FastifyError & { errors?: FieldError[] }): Mapped {
   if (err.validation) return fromValidation(err);
   if (err.code && err.code in ERRORS) return { code: err.code as ErrorCode, detail: err.message, errors: err.errors };
   if (err.code && err.code in FASTIFY_CODES) return { code: FASTIFY_CODES[err.code], detail: err.message };

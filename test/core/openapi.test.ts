@@ -112,12 +112,14 @@ t.test('OpenAPI document', async (t) => {
       'put /api/products/{id}': 'catalogReplaceProduct',
       'patch /api/products/{id}': 'catalogUpdateProduct',
       'delete /api/products/{id}': 'catalogDeleteProduct',
+      'post /api/products/bulk': 'catalogBulkProducts',
       'get /api/categories': 'catalogListCategories',
       'post /api/categories': 'catalogCreateCategory',
       'get /api/categories/{id}': 'catalogGetCategory',
       'put /api/categories/{id}': 'catalogReplaceCategory',
       'patch /api/categories/{id}': 'catalogUpdateCategory',
       'delete /api/categories/{id}': 'catalogDeleteCategory',
+      'post /api/categories/bulk': 'catalogBulkCategories',
     });
   });
 

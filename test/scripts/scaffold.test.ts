@@ -477,6 +477,8 @@ t.test('end to end: a module with two related entities', async (t) => {
       return ctx.as(token, { method: op.method as 'GET', url, ...(opts.payload ? { payload: opts.payload } : {}) });
     };
     t.same([...ops.keys()].filter((id) => id.startsWith('assets')).sort(), [
+      'assetsBulkAssets',
+      'assetsBulkLocations',
       'assetsCreateAsset',
       'assetsCreateLocation',
       'assetsDeleteAsset',

@@ -29,7 +29,7 @@ const skus = async (query: string, headers: Record<string, string> = {}) => (awa
 t.test('the paging envelope with defaults', async (t) => {
   const res = await list('');
   const body = res.json();
-  t.same(Object.keys(body).sort(), ['items', 'page', 'size', 'total']);
+  t.same(Object.keys(body).sort(), ['items', 'nextCursor', 'page', 'size', 'total']);
   t.equal(body.page, 1);
   t.equal(body.size, 50);
   t.ok(body.total >= 4);
