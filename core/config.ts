@@ -23,6 +23,8 @@ export interface Config {
   /** ms a request waits for a pooled connection (or a new one) before it answers 503 */
   dbAcquireTimeoutMs: number;
   bodyLimit: number;
+  /** origins browsers may call the API from (CORS_ORIGINS); empty: no CORS headers at all; ['*']: any origin */
+  corsOrigins: string[];
   rateLimit: { max: number; windowMs: number };
   /** failed logins: per (tenant, e-mail, address) and per (tenant, e-mail); lockMs is window and lock time */
   loginThrottle: { addressMaxFailures: number; accountMaxFailures: number; lockMs: number };
@@ -66,6 +68,26 @@ export interface Config {
 }
 
 const int = (v: string | undefined, fallback: number) => (v && /^\d+$/.test(v) ? Number(v) : fallback);
+
+/** "https://app.example.com, http://localhost:5173" → the origins; each must be exactly what a browser sends in Origin. */
+function origins(v: string | undefined): string[] {
+  const list = (v ?? '')
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean);
+  if (list.includes('*')) return ['*'];
+  for (const o of list) {
+    // a trailing slash or a path would never equal a browser's Origin header: fail at start, not silently
+    let origin: string | undefined;
+    try {
+      origin = new URL(o).origin;
+    } catch {
+      origin = undefined;
+    }
+    if (origin !== o) throw new Error(`CORS_ORIGINS: "${o}" is not an origin (scheme://host[:port], no path or trailing slash)`);
+  }
+  return list;
+}
 
 /** A secret from the environment, else one generated once and kept in the data directory. */
 function persistedSecret(env: NodeJS.ProcessEnv, dataDir: string, variable: string, fileName: string): string {
@@ -115,6 +137,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     poolSize: int(env.DB_POOL_SIZE, 10),
     dbAcquireTimeoutMs: int(env.DB_ACQUIRE_TIMEOUT_MS, 5000),
     bodyLimit: int(env.BODY_LIMIT, 1024 * 1024),
+    corsOrigins: origins(env.CORS_ORIGINS),
     rateLimit: { max: int(env.RATE_LIMIT_MAX, 1200), windowMs: int(env.RATE_LIMIT_WINDOW_MS, 60_000) },
     loginThrottle: {
       addressMaxFailures: Math.max(1, int(env.LOGIN_MAX_FAILURES, 5)),
