@@ -3,7 +3,6 @@
 // routes in dependency order.
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
-import { randomUUID } from 'node:crypto';
 import type { Kernel } from './kernel.ts';
 import { TokenService } from './auth/tokens.ts';
 import type { AbilityFactory } from './access/abilities.ts';
@@ -14,12 +13,15 @@ import { clientErrorHandler, installRefusals } from './http/framework-errors.ts'
 import { installInputGuard } from './http/input-guard.ts';
 import { installOpenApi } from './http/openapi.ts';
 import { installSecurityHeaders, withSecurityHeaders } from './http/security-headers.ts';
+import { installRequestIdHeader, requestIdOf, withRequestId } from './http/request-id.ts';
+import { installCors } from './http/cors.ts';
 import { installRequestContext } from './http/request-context.ts';
 import { registerAuthRoutes } from './http/auth-routes.ts';
 import { registerJobRoutes } from './http/job-routes.ts';
 import { registerPlatformRoutes } from './http/platform-routes.ts';
 import { registerDatabaseSizeRoutes } from './http/database-size-routes.ts';
 import { registerHealthRoutes } from './http/health-routes.ts';
+import { registerMetaRoutes } from './http/meta-routes.ts';
 import { entitySchemas, registerModuleRoutes } from './http/module-routes.ts';
 import { httpError } from './errors.ts';
 import { loggerOptions, installRequestLog } from './logging.ts';
@@ -36,8 +38,6 @@ declare module 'fastify' {
   }
 }
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
-
 export async function buildApp(kernel: Kernel, opts: AppOptions = {}): Promise<FastifyInstance> {
   const { config } = kernel;
   const app = Fastify({
@@ -45,20 +45,16 @@ export async function buildApp(kernel: Kernel, opts: AppOptions = {}): Promise<F
     // one line per request, written by installRequestLog once tenant and user are known
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyLimit,
-    // not requestIdHeader: Fastify would take the header as is, unchecked; genReqId
-    // takes a client's X-Request-Id only when it is a short, plain token
+    // not requestIdHeader: Fastify would take the header as is, unchecked (see http/request-id.ts)
     requestIdHeader: false,
-    genReqId: (req) => {
-      const h = req.headers['x-request-id'];
-      return typeof h === 'string' && REQUEST_ID.test(h) ? h : randomUUID();
-    },
+    genReqId: requestIdOf,
     // refusals before any route, as problem details: see http/framework-errors.ts
     return503OnClosing: false,
     http: { requireHostHeader: false },
     clientErrorHandler,
     schemaController: { compilersFactory: { buildSerializer: cachedSerializerFactory as never } },
     // router errors (bad URL encoding, over-long params) as problem details too
-    frameworkErrors: withSecurityHeaders(frameworkErrors),
+    frameworkErrors: withRequestId(withSecurityHeaders(frameworkErrors)),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
   });
   const tokens = new TokenService(config.jwtSecret, config.accessTokenTtlSeconds, config.refreshTokenTtlSeconds);
@@ -66,11 +62,14 @@ export async function buildApp(kernel: Kernel, opts: AppOptions = {}): Promise<F
   app.decorate('kernel', kernel);
   app.decorate('abilities', abilities);
   app.decorate('tokens', tokens);
+  installRequestIdHeader(app);
   installSecurityHeaders(app);
 
   const shared = [ProblemSchema, ...kernel.modules.flatMap((m) => entitySchemas(kernel, m))];
   installProblemHandling(app);
   installRefusals(app);
+  // preflights are answered here, before the input guard and authentication
+  await installCors(app, config.corsOrigins);
   installInputGuard(app);
   // the API speaks JSON only: other bodies are 415, not parsed as text
   app.removeContentTypeParser('text/plain');
@@ -89,6 +88,7 @@ export async function buildApp(kernel: Kernel, opts: AppOptions = {}): Promise<F
   registerHealthRoutes(app, kernel);
   registerAuthRoutes(app, kernel, tokens, abilities);
   registerDatabaseSizeRoutes(app, kernel);
+  registerMetaRoutes(app, kernel);
   registerPlatformRoutes(app, kernel);
   registerJobRoutes(app, kernel);
   for (const module of kernel.modules) registerModuleRoutes(app, kernel, module);

@@ -25,6 +25,8 @@ export interface Config {
   bodyLimit: number;
   /** rows one bulk request (POST <collection>/bulk) may create, change and delete together */
   bulkMaxRows: number;
+  /** origins browsers may call the API from (CORS_ORIGINS); empty: no CORS headers at all; ['*']: any origin */
+  corsOrigins: string[];
   rateLimit: { max: number; windowMs: number };
   /** failed logins: per (tenant, e-mail, address) and per (tenant, e-mail); lockMs is window and lock time */
   loginThrottle: { addressMaxFailures: number; accountMaxFailures: number; lockMs: number };
@@ -68,6 +70,26 @@ export interface Config {
 }
 
 const int = (v: string | undefined, fallback: number) => (v && /^\d+$/.test(v) ? Number(v) : fallback);
+
+/** "https://app.example.com, http://localhost:5173" → the origins; each must be exactly what a browser sends in Origin. */
+function origins(v: string | undefined): string[] {
+  const list = (v ?? '')
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean);
+  if (list.includes('*')) return ['*'];
+  for (const o of list) {
+    // a trailing slash or a path would never equal a browser's Origin header: fail at start, not silently
+    let origin: string | undefined;
+    try {
+      origin = new URL(o).origin;
+    } catch {
+      origin = undefined;
+    }
+    if (origin !== o) throw new Error(`CORS_ORIGINS: "${o}" is not an origin (scheme://host[:port], no path or trailing slash)`);
+  }
+  return list;
+}
 
 /** A secret from the environment, else one generated once and kept in the data directory. */
 function persistedSecret(env: NodeJS.ProcessEnv, dataDir: string, variable: string, fileName: string): string {
@@ -118,6 +140,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbAcquireTimeoutMs: int(env.DB_ACQUIRE_TIMEOUT_MS, 5000),
     bodyLimit: int(env.BODY_LIMIT, 1024 * 1024),
     bulkMaxRows: Math.max(1, int(env.BULK_MAX_ROWS, 100)),
+    corsOrigins: origins(env.CORS_ORIGINS),
     rateLimit: { max: int(env.RATE_LIMIT_MAX, 1200), windowMs: int(env.RATE_LIMIT_WINDOW_MS, 60_000) },
     loginThrottle: {
       addressMaxFailures: Math.max(1, int(env.LOGIN_MAX_FAILURES, 5)),

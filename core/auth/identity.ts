@@ -93,6 +93,16 @@ export class Identity {
     return (await em.nativeUpdate(this.#e('RefreshToken'), { id, revokedAt: null }, { revokedAt: new Date() })) === 1;
   }
 
+  /**
+   * Whether a token was rotated: its family holds a later one (ids are UUIDv7,
+   * so later means greater; rotation stores the successor in the transaction
+   * that consumes the token). A revoked token without one was the newest of a
+   * session ended by a logout or a revocation, not one used twice.
+   */
+  async wasRotated(em: EntityManager, stored: Row): Promise<boolean> {
+    return (await em.count(this.#e('RefreshToken'), { family: stored.family, id: { $gt: stored.id } })) > 0;
+  }
+
   async revokeFamily(em: EntityManager, family: string): Promise<void> {
     await em.nativeUpdate(this.#e('RefreshToken'), { family, revokedAt: null }, { revokedAt: new Date() });
   }

@@ -144,7 +144,11 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
         await endSession(kernel, em, tenant.id, stored.family);
         return httpError('TOKEN_REUSED');
       };
-      if (stored.revokedAt) throw await reused();
+      if (stored.revokedAt) {
+        // used before: the stolen-token signal; never used: its session was ended
+        if (await identity.wasRotated(em, stored)) throw await reused();
+        throw httpError('UNAUTHENTICATED', 'the refresh token was revoked (its session was logged out or ended); log in again');
+      }
       // a session that began before its user's sessions were revoked (a login that
       // checked the old password while it was being changed) ends here
       if (kernel.revocations.isRevoked({ tid: tenant.id, sub: stored.userId, sid: stored.family, ims: sessionStartedAt(stored.family) })) {
@@ -165,7 +169,9 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
   app.post(
     '/api/auth/logout',
     {
-      config: { access: { auth: 'user' } },
+      // the refresh token alone is enough (a client whose access token expired can still log out);
+      // an Authorization header, when sent, must be valid
+      config: { access: { auth: 'user', optional: true } },
       // the body is optional: without one (no content at all) every token of the caller goes
       preValidation: async (request) => {
         request.body ??= {};
@@ -174,20 +180,26 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
         operationId: 'authLogout',
         tags,
         summary: 'End the session of a refresh token: its family and access tokens (or, without one, every session of the caller)',
-        security: [{ bearerAuth: [] }],
+        security: [{ bearerAuth: [] }, {}],
         body: Type.Ref('AuthLogout'),
         response: { 204: success({ type: 'null' }, 'Logged out: the session ended') },
       },
     },
     async (request, reply) => {
       const { refreshToken } = (request.body ?? {}) as { refreshToken?: string };
-      const em = request.em!;
-      const { sub, tid } = request.caller!;
+      const caller = request.caller;
       if (refreshToken) {
-        const stored = await identity.findRefreshToken(em, refreshToken);
-        if (stored && stored.userId === sub) await endSession(kernel, em, tid, stored.family);
+        // with an access token: only a session of that caller; without: whoever holds the refresh token holds the session
+        const named = tenantOfRefreshToken(refreshToken);
+        const tenant = caller ? request.tenant : named ? await kernel.tenants.find(named) : undefined;
+        const em = caller ? request.em! : tenant && tenantEm(tenant);
+        const stored = em ? await identity.findRefreshToken(em, refreshToken) : null;
+        // an unknown or spent token is no error (RFC 7009 §2.2): the session is over either way
+        if (stored && (!caller || stored.userId === caller.sub)) await endSession(kernel, em!, tenant!.id, stored.family);
+      } else if (caller) {
+        await endUserSessions(kernel, request.em!, caller.tid, caller.sub);
       } else {
-        await endUserSessions(kernel, em, tid, sub);
+        throw httpError('UNAUTHENTICATED', 'send the refresh token of the session, or an access token to end every session');
       }
       return reply.code(204).send();
     },

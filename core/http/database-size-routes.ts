@@ -2,13 +2,17 @@
 // A tenant's user sees their own schema split by table (nothing of other
 // tenants, not even the database total); a platform operator sees the whole
 // main database split by schema. Catalog functions over one schema's dozen
-// tables: cheap enough for every dashboard load.
+// tables: cheap enough for every dashboard load. Table names and sizes tell
+// what a tenant holds and how much: the dashboard's permission is needed.
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Kernel } from '../kernel.ts';
 import { ADMIN_ROLE } from '../access/role-directory.ts';
 import { PLATFORM_TENANT } from '../tenancy/registry.ts';
 import { success } from './headers.ts';
+
+/** The seed's dashboard permission (core:dashboard:view) grants this; the size card is part of the dashboard. */
+const DASHBOARD = { action: 'view', subject: 'Dashboard' };
 
 const Size = Type.Integer({ minimum: 0, description: 'bytes, indexes and TOAST included' });
 
@@ -50,11 +54,12 @@ export function registerDatabaseSizeRoutes(app: FastifyInstance, kernel: Kernel)
   app.get(
     '/api/auth/db',
     {
-      config: { access: { auth: 'user' } },
+      config: { access: { auth: 'user', can: DASHBOARD } },
       schema: {
         operationId: 'authGetDatabaseSize',
         tags: ['Auth'],
         summary: "Size of the caller's tenant schema by table; for a platform operator, of the whole database by schema",
+        description: 'Needs core:dashboard:view.',
         security: [{ bearerAuth: [] }],
         querystring: Type.Object({}, { additionalProperties: false }),
         response: { 200: success(Type.Ref('AuthDatabaseSize'), 'Sizes in bytes, largest first') },

@@ -9,6 +9,7 @@ import type { EntityManager } from '@mikro-orm/core';
 import type { Kernel } from '../kernel.ts';
 import type { Claims, TokenService } from '../auth/tokens.ts';
 import { authenticate, requireAdmin, requireRole } from '../auth/guards.ts';
+import { Identity } from '../auth/identity.ts';
 import type { AbilityFactory, Ability } from '../access/abilities.ts';
 import { PLATFORM_TENANT, type Tenant } from '../tenancy/registry.ts';
 import { httpError } from '../errors.ts';
@@ -20,6 +21,8 @@ export interface RouteAccess {
   auth: 'public' | 'user' | 'platform' | 'module';
   /** auth 'module': the authenticator's name */
   authenticator?: string;
+  /** auth 'user': a request without an Authorization header goes on unauthenticated (caller null); the handler decides */
+  optional?: boolean;
   /** run requireRole then requireAdmin after authenticating */
   admin?: boolean;
   /** company: the route works on company data and needs a company context */
@@ -46,19 +49,14 @@ declare module 'fastify' {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** X-Company-Id (one of the principal's companies), else `fallback`. */
-function resolveCompany(request: FastifyRequest, companyIds: string[], fallback: string | null, needed: boolean): string | null {
+/** The company X-Company-Id names, if any. */
+function companyHeader(request: FastifyRequest): string | undefined {
   const header = request.headers['x-company-id'];
-  if (header !== undefined) {
-    if (typeof header !== 'string' || !UUID.test(header)) {
-      throw httpError('VALIDATION_FAILED', 'X-Company-Id must be a company id (UUID)', { errors: [{ path: '/headers/x-company-id', message: 'must be a UUID' }] });
-    }
-    const id = header.toLowerCase();
-    if (!companyIds.includes(id)) throw httpError('COMPANY_FORBIDDEN');
-    return id;
+  if (header === undefined) return undefined;
+  if (typeof header !== 'string' || !UUID.test(header)) {
+    throw httpError('VALIDATION_FAILED', 'X-Company-Id must be a company id (UUID)', { errors: [{ path: '/headers/x-company-id', message: 'must be a UUID' }] });
   }
-  if (needed && !fallback) throw httpError('COMPANY_REQUIRED');
-  return fallback;
+  return header.toLowerCase();
 }
 
 export function installRequestContext(app: FastifyInstance, kernel: Kernel, tokens: TokenService, abilities: AbilityFactory): void {
@@ -72,6 +70,7 @@ export function installRequestContext(app: FastifyInstance, kernel: Kernel, toke
   app.addHook('onRequest', async (request) => {
     const access = request.routeOptions.config.access;
     if (!access || access.auth === 'public') return;
+    if (access.optional && request.headers.authorization === undefined) return;
     // 1. who: a user's access token, not revoked since (a map lookup), or a module authenticator's principal
     const who = access.auth === 'module' ? await byAuthenticator(request, access.authenticator!) : byToken(request);
     request.principal = who.principal; // known from here on, so even a refused request logs its tenant and user
@@ -97,6 +96,20 @@ export function installRequestContext(app: FastifyInstance, kernel: Kernel, toke
     return { ...found, companyId: found.companyId ?? found.principal.companyIds[0] ?? null };
   }
 
+  const identity = new Identity(kernel);
+
+  /**
+   * A user's token lists the companies they belonged to when it was issued; a
+   * company joined since (one the caller just created) is looked up, so it
+   * answers at once, without a new login. Only on a miss: the usual request
+   * names a company its token lists.
+   */
+  async function withCurrentCompanies(em: EntityManager, principal: Principal, wanted: string): Promise<Principal> {
+    if (principal.kind !== 'user' || principal.companyIds.includes(wanted)) return principal;
+    const now = (await identity.companiesOf(em, principal.id!)).map((c) => c.id as string);
+    return now.includes(wanted) ? { ...principal, companyIds: now } : principal;
+  }
+
   /** Steps 2-5, the same for every principal. */
   async function enter(request: FastifyRequest, access: RouteAccess, { tenantId, principal, companyId }: Authentication): Promise<void> {
     // 2. which tenant: from the credentials, via the cached registry
@@ -109,15 +122,24 @@ export function installRequestContext(app: FastifyInstance, kernel: Kernel, toke
       requireRole(principal.roles);
       requireAdmin(principal.roles);
     }
-    // 3. which company: X-Company-Id, one of the principal's companies
-    request.companyId = resolveCompany(request, principal.companyIds, companyId ?? null, access.company === true);
+    // where: an EntityManager forked for the tenant's connection and schema (handed on in step 5)
+    const em = kernel.dbs.get(tenant.connectionKey).em.fork({ schema: tenant.schema });
+    // 3. which company: X-Company-Id, one of the principal's companies, else their primary one
+    const wanted = companyHeader(request);
+    if (wanted !== undefined) {
+      principal = request.principal = await withCurrentCompanies(em, principal, wanted);
+      if (!principal.companyIds.includes(wanted)) throw httpError('COMPANY_FORBIDDEN');
+    } else if (access.company && !companyId) {
+      throw httpError('COMPANY_REQUIRED');
+    }
+    request.companyId = wanted ?? companyId ?? null;
     // 4. what may they do: the CASL ability for their roles (its conditions become SQL in data/scope.ts)
     const ability = principal.kind === 'system' ? kernel.services.systemAbility : await abilities.for(tenant.id, principal.roles);
     if (access.can && !ability.can(access.can.action, access.can.subject)) {
       throw httpError('FORBIDDEN', `missing permission to ${access.can.action} ${access.can.subject}`);
     }
     request.ability = ability;
-    // 5. where: an EntityManager forked for the tenant's connection and schema
-    request.em = kernel.dbs.get(tenant.connectionKey).em.fork({ schema: tenant.schema });
+    // 5. the EntityManager of step 3
+    request.em = em;
   }
 }

@@ -3,6 +3,7 @@
 //   roles keep their names and are never deleted; "admin" holds every code by
 //   definition, so its list is not edited. Any committed role write drops the
 //   tenant's compiled abilities in every process.
+//   Companies: their creator becomes a member.
 //   Users: e-mail addresses are stored lower-case (login compares them so); an
 //   administrator cannot deactivate or delete themselves; nobody changes a user
 //   holding rights they lack (escalation.ts); a deactivation or deletion keeps
@@ -35,6 +36,14 @@ export const roleHooks: EntityHooks = {
   },
   async afterCommit(ctx) {
     await ctx.rolesChanged();
+  },
+};
+
+// Whoever creates a company belongs to it: an administrator can work in it at
+// once (X-Company-Id), as the request context reads memberships its token lacks.
+export const companyHooks: EntityHooks = {
+  async afterWrite(tx, { op, id }) {
+    if (op === 'create' && tx.userId) await tx.system().data('UserCompany').create({ userId: tx.userId, companyId: id });
   },
 };
 

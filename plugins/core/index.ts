@@ -5,14 +5,14 @@
 import type { PluginModule } from '../../core/plugin-api.ts';
 import { createUser, setUserPassword } from './users.ts';
 import { listUserCompanies, listUserRoles, setUserCompanies, setUserRoles } from './assignments.ts';
-import { roleHooks, userHooks } from './hooks.ts';
+import { companyHooks, roleHooks, userHooks } from './hooks.ts';
 import { webhookHooks } from './webhooks/hooks.ts';
 import { deliverWebhook, webhookSubscriber } from './webhooks/deliver.ts';
 import { pingWebhook, replayDelivery } from './webhooks/routes.ts';
 
 export const handlers: PluginModule['handlers'] = { createUser, setUserPassword, listUserRoles, setUserRoles, listUserCompanies, setUserCompanies, pingWebhook, replayDelivery };
 
-export const hooks: PluginModule['hooks'] = { Role: roleHooks, User: userHooks, Webhook: webhookHooks };
+export const hooks: PluginModule['hooks'] = { Company: companyHooks, Role: roleHooks, User: userHooks, Webhook: webhookHooks };
 
 export const subscribers: PluginModule['subscribers'] = { webhooks: webhookSubscriber };
 

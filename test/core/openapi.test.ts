@@ -15,7 +15,7 @@ import { build, PASSWORD } from '../helper.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
-const KERNEL_AREAS = ['auth', 'platform', 'health', 'jobs'];
+const KERNEL_AREAS = ['auth', 'platform', 'health', 'jobs', 'meta'];
 
 interface Operation {
   operationId?: string;

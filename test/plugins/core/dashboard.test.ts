@@ -61,9 +61,13 @@ t.test("GET /api/auth/db: the caller's tenant schema by table, nothing else", as
   t.equal(theirs.schemas[0].name, other.schema);
   t.notOk(JSON.stringify(theirs).includes(tenant.schema));
 
-  // any signed-in user of the tenant: the dashboard needs no privilege beyond a login
-  const plain = await ctx.user(tenant, { codes: [] });
-  t.equal(expectStatus(await apiAs(ctx, plain.token)('GET', '/api/auth/db'), 200, 'plain user').schemas[0].name, tenant.schema);
+  // the dashboard's permission: a user without it learns no table name or size
+  const viewer = await ctx.user(tenant, { codes: ['core:dashboard:view'] });
+  t.equal(expectStatus(await apiAs(ctx, viewer.token)('GET', '/api/auth/db'), 200, 'dashboard viewer').schemas[0].name, tenant.schema);
+  for (const codes of [[], ['erp:catalog:view'], ['core:company:view', 'core:user:view']]) {
+    const user = await ctx.user(tenant, { codes });
+    expectProblem(t, await apiAs(ctx, user.token)('GET', '/api/auth/db'), 403, 'FORBIDDEN', `codes ${codes.join() || 'none'}`);
+  }
   expectProblem(t, await ctx.app.inject({ method: 'GET', url: '/api/auth/db' }), 401, 'UNAUTHENTICATED');
   expectProblem(t, await api('GET', '/api/auth/db?schema=public'), 400, 'VALIDATION_FAILED', 'no parameters');
   expectProblem(t, await api('POST', '/api/auth/db'), 404, 'NOT_FOUND');

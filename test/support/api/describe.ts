@@ -130,7 +130,8 @@ function describeApi(doc: Doc, kernel: Kernel): Api {
     for (const [m, op] of Object.entries(item)) {
       const method = m.toUpperCase();
       const k = known.get(`${method} ${path}`);
-      const secured = (op.security ?? []).some((s) => 'bearerAuth' in s);
+      // an empty requirement ({}) lets anonymous callers in (the logout takes a refresh token alone)
+      const secured = (op.security ?? []).some((s) => 'bearerAuth' in s) && !(op.security ?? []).some((s) => !Object.keys(s).length);
       // kernel routes are no manifest's: the platform area is for operators (admins of the platform tenant)
       const platform = !k && path.startsWith('/api/platform/');
       const pathParams = [...path.matchAll(/\{([^}]+)\}/g)].map((x) => x[1]);

@@ -1,0 +1,147 @@
+// GET /api/meta: what the caller's console shows, from the loaded manifests
+// only: the modules, the entities and fields the caller may read (labels,
+// widgets, list columns, what they may do), and the menu entries their codes
+// allow. Nothing here names a module: it is all in kernel.modules.
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import type { Kernel } from '../kernel.ts';
+import type { EntityModel, FieldModel } from '../model/entity-model.ts';
+import { accessFilter, type Ability } from '../access/abilities.ts';
+import { ADMIN_ROLE } from '../access/role-directory.ts';
+import { FieldTypes } from '../manifest/format.ts';
+import { success } from './headers.ts';
+
+const Str = (description: string) => Type.String({ description });
+
+const MetaField = Type.Object(
+  {
+    name: Type.String(),
+    type: Type.Unsafe<string>({ type: 'string', enum: [...FieldTypes] }),
+    label: Type.String(),
+    widget: Str("the manifest's widget, else the usual one for the type"),
+    required: Type.Boolean(),
+    readOnly: Type.Boolean({ description: 'in responses, never accepted in a request body' }),
+    writeOnly: Type.Boolean({ description: 'accepted in request bodies, never in a response (a secret)' }),
+    translatable: Type.Boolean(),
+    filter: Type.Boolean({ description: 'offered as a list query parameter' }),
+    sort: Type.Boolean({ description: 'allowed in the list sort parameter' }),
+    search: Type.Boolean({ description: 'matched by the list search parameter' }),
+    values: Type.Optional(Type.Array(Type.String(), { description: 'enum: allowed values' })),
+    entity: Type.Optional(Str('ref: the referenced entity')),
+    maxLength: Type.Optional(Type.Integer()),
+  },
+  { additionalProperties: false },
+);
+
+const MetaEntity = Type.Object(
+  {
+    name: Type.String(),
+    module: Type.String(),
+    label: Type.String(),
+    scope: Type.Unsafe<string>({ type: 'string', enum: ['tenant', 'company'], description: 'company: rows belong to the X-Company-Id company' }),
+    path: Type.Union([Type.String(), Type.Null()], { description: 'the collection path of its generated routes, if any' }),
+    actions: Type.Array(Type.Unsafe<string>({ type: 'string', enum: ['read', 'create', 'update', 'delete'] }), { description: 'what the caller may do (on some rows at least)' }),
+    listColumns: Type.Array(Type.String(), { description: 'columns of the list page (readable ones only)' }),
+    defaultSort: Type.String(),
+    fields: Type.Array(MetaField, { description: 'the fields the caller may read (on some rows at least), in manifest order' }),
+  },
+  { additionalProperties: false },
+);
+
+const Meta = Type.Object(
+  {
+    modules: Type.Array(Type.Object({ id: Type.String(), name: Type.String(), version: Type.String(), description: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: false }), {
+      description: 'loaded modules in dependency order',
+    }),
+    entities: Type.Array(MetaEntity, { description: 'entities the caller may read' }),
+    menu: Type.Array(
+      Type.Object({ module: Type.String(), label: Type.String(), path: Str('web path'), permission: Type.String(), icon: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: false }),
+      { description: "entries whose permission code the caller holds, in the modules' order" },
+    ),
+  },
+  { $id: 'Meta', additionalProperties: false },
+);
+
+const WIDGETS: Record<string, string> = {
+  string: 'text',
+  text: 'textarea',
+  integer: 'number',
+  decimal: 'decimal',
+  boolean: 'checkbox',
+  date: 'date',
+  datetime: 'datetime',
+  enum: 'select',
+  json: 'json',
+  ref: 'reference',
+};
+
+function describeField(model: EntityModel, f: FieldModel) {
+  return {
+    name: f.name,
+    type: f.type,
+    label: f.label ?? f.name,
+    widget: f.widget ?? WIDGETS[f.type],
+    required: f.required === true,
+    readOnly: !model.writable.includes(f),
+    writeOnly: f.secret === true,
+    translatable: f.translatable === true,
+    filter: f.filter === true,
+    sort: f.sort === true,
+    search: f.search === true,
+    ...(f.values ? { values: f.values } : {}),
+    ...(f.entity ? { entity: f.entity } : {}),
+    ...(f.maxLength ? { maxLength: f.maxLength } : {}),
+  };
+}
+
+function describeEntity(model: EntityModel, ability: Ability, path: string | null) {
+  // a field rule (a grant's `fields`) may hide a field from this caller altogether
+  const fields = model.fields.filter((f) => f.secret || accessFilter(ability, 'read', model.name, f.name) !== null);
+  const readable = new Set(fields.filter((f) => !f.secret).map((f) => f.name));
+  return {
+    name: model.name,
+    module: model.module,
+    label: model.label,
+    scope: model.scope,
+    path,
+    actions: (['read', 'create', 'update', 'delete'] as const).filter((a) => ability.can(a, model.name)),
+    listColumns: (model.definition.listColumns ?? []).filter((c) => readable.has(c)),
+    defaultSort: model.defaultSort,
+    fields: fields.map((f) => describeField(model, f)),
+  };
+}
+
+export function registerMetaRoutes(app: FastifyInstance, kernel: Kernel): void {
+  app.addSchema(Meta);
+  const paths = new Map<string, string>();
+  for (const m of kernel.modules) for (const r of m.manifest.routes ?? []) if ('entity' in r && !paths.has(r.entity)) paths.set(r.entity, r.path);
+
+  app.get(
+    '/api/meta',
+    {
+      config: { access: { auth: 'user' } },
+      schema: {
+        operationId: 'metaGetMetadata',
+        tags: ['Meta'],
+        summary: 'The modules, the entities and fields the caller may read, and the menu entries their permissions allow',
+        description: "Built from the loaded manifests and the caller's roles; the same for every company of the caller. A web console builds its menu, lists and forms from it.",
+        security: [{ bearerAuth: [] }],
+        querystring: Type.Object({}, { additionalProperties: false }),
+        response: { 200: success(Type.Ref('Meta'), 'What the caller may see') },
+      },
+    },
+    async (request) => {
+      const ability = request.ability!;
+      const { rol } = request.caller!;
+      const codes = new Set(rol.includes(ADMIN_ROLE) ? kernel.permissions.all() : await kernel.abilities.codes(request.tenant!.id, rol));
+      const models = [...kernel.models.values()].filter((m) => accessFilter(ability, 'read', m.name) !== null);
+      return {
+        modules: kernel.modules.map(({ manifest: m }) => ({ id: m.id, name: m.name, version: m.version, description: m.description ?? null })),
+        entities: models.map((m) => describeEntity(m, ability, paths.get(m.name) ?? null)),
+        menu: kernel.modules.flatMap(({ manifest: m }) =>
+          (m.menu ?? []).filter((e) => codes.has(e.permission)).map((e) => ({ module: m.id, label: e.label, path: e.path, permission: e.permission, icon: e.icon ?? null })),
+        ),
+      };
+    },
+  );
+}
