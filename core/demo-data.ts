@@ -1,32 +1,53 @@
 // Demo data a module ships as plugins/<module>/demo-data.json:
 //   { "Category": [{ "$key": "tools", "name": "Tools" }], "Product": [{ "categoryId": "$tools", ... }] }
-// Rows go through the same scoped data access as API writes (same validation
-// and hooks), as the system, in a context without a request; "$key" names a
-// row so later rows can reference it as "$<key>".
+// Rows go through the same scoped data access as API writes (same validation,
+// hooks, derived fields and audit), as the system, in a context without a
+// request; "$key" names a row so later rows, of any module loaded after it,
+// can reference it as "$<key>". Entities are written in the file's order.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Kernel } from './kernel.ts';
+import type { ModuleContext } from './context/module-context.ts';
 import { SYSTEM } from './access/principal.ts';
 
 type DemoRows = Record<string, Record<string, unknown>[]>;
 
-export async function seedModuleDemoData(kernel: Kernel, tenantId: string, companyId: string): Promise<number> {
-  const ctx = await kernel.contextFor({ tenant: tenantId, principal: SYSTEM, companyId });
-  const keys = new Map<string, string>();
+/** Writes one module's rows; `keys` holds the ids of the "$key" rows written so far. */
+export async function seedDemoRows(kernel: Kernel, ctx: ModuleContext, data: DemoRows, keys: Map<string, string>, source: string): Promise<number> {
   let count = 0;
-  for (const module of kernel.modules) {
-    const file = join(kernel.config.pluginsDir, module.manifest.id, 'demo-data.json');
-    if (!existsSync(file)) continue;
-    const data = JSON.parse(readFileSync(file, 'utf8')) as DemoRows;
-    for (const [entity, rows] of Object.entries(data)) {
-      const target = ctx.data(entity);
-      for (const { $key, ...row } of rows) {
-        const resolved = Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'string' && v.startsWith('$') ? keys.get(v.slice(1)) : v]));
-        const created = await target.create(resolved);
-        if (typeof $key === 'string') keys.set($key, created.id);
-        count++;
-      }
+  for (const [entity, rows] of Object.entries(data)) {
+    const target = ctx.data(entity);
+    // a parent the API takes from the path (a quote line's quoteId) is no body field: module code sets it as internal
+    const pathBound = kernel.model(entity).pathBound.map((f) => f.name);
+    for (const { $key, ...row } of rows) {
+      const resolved = Object.fromEntries(
+        Object.entries(row).map(([field, v]) => {
+          if (typeof v !== 'string' || !v.startsWith('$')) return [field, v];
+          const id = keys.get(v.slice(1));
+          // a typo would otherwise leave the reference empty and the demo quietly wrong
+          if (!id) throw new Error(`${source}: ${entity}.${field} names ${v}, which no earlier row defines as its $key`);
+          return [field, id];
+        }),
+      );
+      const internal = Object.fromEntries(pathBound.filter((f) => f in resolved).map((f) => [f, resolved[f]]));
+      for (const f of pathBound) delete resolved[f];
+      const created = await target.create(resolved, { internal });
+      if (typeof $key === 'string') keys.set($key, created.id);
+      count++;
     }
   }
   return count;
+}
+
+/** Every loaded module's demo data, in module order, for one company of a tenant; answers the rows written per module. */
+export async function seedModuleDemoData(kernel: Kernel, tenantId: string, companyId: string): Promise<Record<string, number>> {
+  const ctx = await kernel.contextFor({ tenant: tenantId, principal: SYSTEM, companyId });
+  const keys = new Map<string, string>();
+  const written: Record<string, number> = {};
+  for (const module of kernel.modules) {
+    const file = join(kernel.config.pluginsDir, module.manifest.id, 'demo-data.json');
+    if (!existsSync(file)) continue;
+    written[module.manifest.id] = await seedDemoRows(kernel, ctx, JSON.parse(readFileSync(file, 'utf8')) as DemoRows, keys, file);
+  }
+  return written;
 }

@@ -8,7 +8,8 @@ import { buildApp } from '../core/app.ts';
 import { migrateOutdatedTenants } from '../core/tenancy/migrate-tenants.ts';
 import { provisionTenant } from '../core/tenancy/provision.ts';
 import { PLATFORM_TENANT } from '../core/tenancy/registry.ts';
-import { seedDemo } from './seed-demo.ts';
+import { knownLogins, seedDemo } from './seed-demo.ts';
+import { banner, describeDatabase, type ReadyFacts } from './banner.ts';
 
 const started = performance.now();
 const config = loadConfig();
@@ -21,7 +22,9 @@ if (config.platformAdmin && !(await kernel.tenants.find(PLATFORM_TENANT))) {
   await provisionTenant(kernel, { id: PLATFORM_TENANT, name: 'Platform operators', company: { code: 'PLATFORM', name: 'Platform' }, admin: { ...config.platformAdmin, name: 'Platform Operator' } });
   log.info({ email: config.platformAdmin.email }, 'platform operator created');
 }
-if (config.demoData) await seedDemo(kernel, (msg) => log.info(msg));
+// a person at a terminal reads text (the banner below says what the demo seed made); a log collector reads JSON
+const tty = process.stdout.isTTY === true;
+const seeded = config.demoData ? await seedDemo(kernel, tty ? () => {} : (msg) => log.info(msg)) : undefined;
 
 closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
   if (err) log.error({ err }, 'stopping after an error');
@@ -36,13 +39,20 @@ if (config.workers) await kernel.startWorkers(log);
 // the port actually bound: PORT=0 asks the system for a free one
 const address = app.server.address();
 const port = typeof address === 'object' && address ? address.port : config.port;
-log.info(
-  {
-    port,
-    database: kernel.dbs.embedded ? `embedded PGlite (${config.pgliteInMemory ? 'memory' : config.dataDir})` : 'PostgreSQL',
-    modules: kernel.modules.map((m) => m.manifest.id),
-    migrated,
-    readyMs: Math.round(performance.now() - started),
-  },
-  `Plinth ready: API docs at http://${config.host}:${port}/api-docs`,
-);
+const facts: ReadyFacts = {
+  url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
+  database: describeDatabase(config),
+  modules: kernel.modules.map((m) => m.manifest.id),
+  logins: await knownLogins(kernel),
+  migrated,
+  demoRows: seeded,
+  readyMs: Math.round(performance.now() - started),
+};
+if (tty) {
+  // pino writes asynchronously: its lines (Fastify's "listening") go out first, so the banner comes last
+  const flushable = log as typeof log & { flush?: (done: () => void) => void };
+  if (flushable.flush) await new Promise<void>((done) => flushable.flush!(() => done()));
+  process.stdout.write(banner(facts));
+}
+// no password in a log line, not even the demo's (the README names them)
+else log.info({ port, ...facts, logins: facts.logins.map(({ password: _, ...l }) => l) }, `Plinth ready: API docs at ${facts.url}/api-docs`);

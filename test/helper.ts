@@ -1,5 +1,6 @@
 // build(t): a kernel and app on the test database, with tenants of this test
-// file's own (random ids), removed again at teardown, so files run in parallel.
+// file's own (random ids), removed again at teardown, so files run in parallel:
+// every tenant the kernel created, and a registry schema the file named for itself.
 // PostgreSQL: TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test).
 // PGlite: TEST_DB=pglite runs the same tests on an in-memory embedded database.
 import { randomBytes } from 'node:crypto';
@@ -13,6 +14,8 @@ import { openKernel, type Kernel } from '../core/kernel.ts';
 import { buildApp } from '../core/app.ts';
 import { provisionTenant } from '../core/tenancy/provision.ts';
 import { hashPassword } from '../core/auth/passwords.ts';
+import { schemaFor } from '../core/tenancy/registry.ts';
+import pg from '../core/db/pg.ts';
 
 export const onPglite = process.env.TEST_DB === 'pglite';
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -94,24 +97,45 @@ export interface TestContext {
 
 export const PASSWORD = 'correct horse battery staple';
 
+/** Drops schemas over a connection of its own: the kernel that used them is closed. */
+async function dropSchemas(url: string, schemas: string[]): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    for (const schema of schemas) await client.query(`drop schema if exists "${schema}" cascade`);
+  } finally {
+    await client.end();
+  }
+}
+
 export async function build(t: Teardown, opts: { config?: Partial<Config>; logger?: Record<string, unknown> } = {}): Promise<TestContext> {
   if (onPglite) await preparePgliteSnapshot();
   const kernel = await openKernel(testConfig(opts.config));
   const app = await buildApp(kernel, opts.logger ? { logger: opts.logger } : { logger: false });
   await app.ready();
-  const tenants: string[] = [];
+  // every tenant this kernel registers, however (ctx.tenant, the platform API, provisionTenant), goes at teardown
+  const tenants = new Set<string>();
+  const insert = kernel.tenants.insert.bind(kernel.tenants);
+  kernel.tenants.insert = async (row) => {
+    const result = await insert(row);
+    if (result.created) tenants.add(result.tenant.id);
+    return result;
+  };
   t.teardown(async () => {
     await app.close();
+    const registry = kernel.config.registrySchema;
     for (const id of tenants) {
-      const tenant = kernel.tenants.cached(id);
-      if (!tenant) continue;
-      const conn = kernel.dbs.get(tenant.connectionKey).em.getConnection();
-      await conn.execute(`drop schema if exists "${tenant.schema}" cascade`);
-      const registry = kernel.config.registrySchema;
+      // find, not cached: a test may have made the kernel forget a tenant (or dropped it itself)
+      const tenant = await kernel.tenants.find(id);
+      const conn = kernel.dbs.get(tenant?.connectionKey ?? 'main').em.getConnection();
+      await conn.execute(`drop schema if exists "${tenant?.schema ?? schemaFor(id)}" cascade`);
       await conn.execute(`delete from "${registry}".tenants where id = ?`, [id]);
       await conn.execute(`delete from "${registry}".events where tenant_id = ?`, [id]);
     }
     await kernel.close();
+    // a registry of the file's own (not the default every file shares) goes too, with its job
+    // queues, once nothing of the kernel runs on it
+    if (!onPglite && registry !== testConfig().registrySchema) await dropSchemas(kernel.config.databases.main, [registry, `${registry}_jobs`]);
   });
 
   const login = (tenant: string, email: string, password: string) => app.inject({ method: 'POST', url: '/api/auth/login', payload: { tenant, email, password } });
@@ -131,7 +155,7 @@ export async function build(t: Teardown, opts: { config?: Partial<Config>; logge
     login,
     async tenant(o = {}) {
       const id = o.id ?? uniqueId();
-      tenants.push(id);
+      tenants.add(id);
       const adminEmail = `admin@${id}.test`;
       const r = await provisionTenant(kernel, { id, name: `Tenant ${id}`, company: { code: 'HQ', name: 'Headquarters' }, admin: { email: adminEmail, name: 'Admin', password: PASSWORD } });
       return { id, schema: r.tenant.schema, companyId: r.companyId, adminEmail, adminToken: await tokenOf(id, adminEmail) };

@@ -6,6 +6,8 @@ import { Type } from 'typebox';
 import { ERRORS, titleOf, type ErrorCode, type FieldError } from '../errors.ts';
 import { isDatabaseUnavailable, RETRY_AFTER_SECONDS } from '../db/failures.ts';
 import { RESPONSE_HEADERS } from './headers.ts';
+import { uniqueViolationFields } from '../db/unique-violation.ts';
+import { fieldErrors } from './validation-messages.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -74,14 +76,9 @@ export interface Mapped {
 
 function fromValidation(err: FastifyError): Mapped {
   const part = err.validationContext ?? 'body';
-  const errors = (err.validation ?? []).slice(0, 20).map((v) => {
-    const p = v.params as Record<string, string>;
-    const child = p.missingProperty ?? p.additionalProperty;
-    const path = `${v.instancePath}${child ? `/${child}` : ''}` || '/';
-    const message = v.keyword === 'additionalProperties' ? 'is not a known field' : v.keyword === 'required' ? 'is required' : (v.message ?? 'is invalid');
-    return { path, message };
-  });
-  return { code: 'VALIDATION_FAILED', detail: `invalid ${part}: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}`, errors };
+  const { errors, more } = fieldErrors(err.validation ?? []);
+  const listed = errors.map((e) => `${e.path} ${e.message}`).join('; ');
+  return { code: 'VALIDATION_FAILED', detail: `invalid ${part}: ${listed}${more ? ` (and ${more} more)` : ''}`, errors };
 }
 
 /** Constraint violations by SQLSTATE: raw statements (data/) raise the driver's error, MikroORM wraps it in a named exception. */
@@ -95,8 +92,22 @@ const BY_SQLSTATE: Record<string, Mapped> = {
   22003: { code: 'VALIDATION_FAILED', detail: 'a number is out of the range its field holds' },
 };
 
-function fromDatabase(err: Error & { code?: string; sqlState?: string }): Mapped | undefined {
+/** A unique clash names its field(s), so a client can point at the input to change. */
+function uniqueClash(err: { detail?: unknown }): Mapped {
+  const fields = uniqueViolationFields(err);
+  if (!fields.length) return BY_SQLSTATE[23505];
+  const names = fields.join(', ');
+  const message = fields.length === 1 ? 'is already used by another row' : `is already used by another row together with the same ${names}`;
+  return {
+    code: 'CONFLICT',
+    detail: `another row has the same ${names}${fields.length > 1 ? ' (as a combination)' : ''}`,
+    errors: fields.map((f) => ({ path: `/${f}`, message })),
+  };
+}
+
+function fromDatabase(err: Error & { code?: string; sqlState?: string; detail?: unknown }): Mapped | undefined {
   const state = err.sqlState ?? (typeof err.code === 'string' && /^[0-9A-Z]{5}$/.test(err.code) ? err.code : undefined);
+  if (state === '23505') return uniqueClash(err);
   if (state && BY_SQLSTATE[state]) return BY_SQLSTATE[state];
   if (err.name === 'OptimisticLockError') return { code: 'CONFLICT', detail: 'the row was changed by someone else meanwhile; reload it and try again' };
   return undefined;

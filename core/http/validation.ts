@@ -3,7 +3,9 @@
 // { name: 5, bogus: 1 } into { name: "5" }); query strings, params and headers
 // arrive as text and are coerced to the declared types, but only from their
 // canonical spelling: Ajv alone would read "0x10", " 5" and "1e1" as numbers.
-// Both use the date formats PostgreSQL and Date agree on (date-formats.ts).
+// Both use the date formats PostgreSQL and Date agree on (date-formats.ts),
+// report every fault at once (allErrors) and keep each failing schema on its
+// error (verbose): validation-messages.ts words them from it.
 import { Ajv, type AnySchema, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
@@ -52,7 +54,7 @@ function canonicalText(schema: AnySchema, validate: Validate): Validate {
 
 export function installValidators(app: FastifyInstance, shared: () => AnySchema[]): void {
   const make = (coerce: boolean) => {
-    const ajv = addFormats(new Ajv({ allErrors: true, strict: false, coerceTypes: coerce, useDefaults: coerce, removeAdditional: false }));
+    const ajv = addFormats(new Ajv({ allErrors: true, verbose: true, strict: false, coerceTypes: coerce, useDefaults: coerce, removeAdditional: false }));
     ajv.addFormat('date', { type: 'string', validate: isDate });
     ajv.addFormat('date-time', { type: 'string', validate: isDateTime });
     for (const s of shared()) ajv.addSchema(s);

@@ -11,6 +11,7 @@
 // workers (dispatcher stopped, every queue's worker taken off) and starting
 // them again is the honest equivalent of a restart, and two processes cannot
 // be had at all.
+import { randomBytes } from 'node:crypto';
 import t from 'tap';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import type { PgBoss } from 'pg-boss';
@@ -28,7 +29,8 @@ import { buildApp } from '../../core/app.ts';
 import { ManifestError } from '../../core/manifest/errors.ts';
 import { SUBSCRIBER_QUEUE } from '../../core/events/runtime.ts';
 
-const REGISTRY = 'events_proc';
+// a name of this run's own: the helper drops the registry at teardown, and another run may be using its namesake
+const REGISTRY = `events_proc_${randomBytes(4).toString('hex')}`;
 const log = { error: (o: unknown, m?: string) => console.error(m, o), warn: () => {} };
 
 // The shipped modules (linked) plus "mentions": an entity of its own and subscribers to catalog's events.

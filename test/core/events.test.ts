@@ -3,6 +3,7 @@
 // receiver on loopback with Standard Webhooks signatures an independent
 // implementation verifies, retried with backoff, dead-lettered, a failing
 // webhook switched off; pings and replays; SSRF refusals.
+import { randomBytes } from 'node:crypto';
 import t from 'tap';
 import { Webhook } from 'standardwebhooks';
 import { build, type TestContext, type TestTenant } from '../helper.ts';
@@ -14,11 +15,13 @@ import { generateSecret } from '../../plugins/core/webhooks/signature.ts';
 import { SYSTEM } from '../../core/access/principal.ts';
 import { DISABLE_AFTER } from '../../plugins/core/webhooks/deliver.ts';
 
+// a name of this run's own: the helper drops the registry at teardown, and another run may be using its namesake
+const REGISTRY = `events_test_${randomBytes(4).toString('hex')}`;
 const log = { error: (o: unknown, m?: string) => console.error(m, o), warn: () => {} };
 const ctx = await build(t, {
   config: {
     // a registry of its own: its outbox and job queues are not the ones every other test file writes to
-    registrySchema: 'events_test',
+    registrySchema: REGISTRY,
     workers: true,
     outbound: { allowPrivate: true, timeoutMs: 2000, maxResponseBytes: 4096, lookup: async () => [{ address: '127.0.0.1', family: 4 }] },
     events: { enabled: true, pollMs: 20, batchSize: 500, perTenant: 100, tenantConcurrency: 5, retentionDays: 7, retryDelaySeconds: 1 },
@@ -53,7 +56,7 @@ async function outbox(tenantId: string) {
   return (await ctx.kernel.dbs.main.em
     .getConnection()
     .execute(
-      `select type, entity, entity_id as "entityId", payload, actor_kind as "actorKind", actor_id as "actorId", company_id as "companyId" from events_test.events where tenant_id = ? order by id`,
+      `select type, entity, entity_id as "entityId", payload, actor_kind as "actorKind", actor_id as "actorId", company_id as "companyId" from ${REGISTRY}.events where tenant_id = ? order by id`,
       [tenantId],
     )) as Record<string, any>[];
 }

@@ -2,13 +2,15 @@
 // the tenant and company they were sent for, retried until their attempts, then
 // dead (dead() told once); cron jobs scheduled once per time zone in use and
 // fanned out to that zone's active tenants only.
+import { randomBytes } from 'node:crypto';
 import t from 'tap';
 import { build, type TestTenant } from '../helper.ts';
 import { until } from '../support/wait.ts';
 import { modulesWith, SDK_URL } from '../support/manifests.ts';
 import { SYSTEM } from '../../core/access/principal.ts';
 
-const REGISTRY = 'events_sched';
+// a name of this run's own: the helper drops the registry at teardown, and another run may be using its namesake
+const REGISTRY = `events_sched_${randomBytes(4).toString('hex')}`;
 const log = { error: () => {}, warn: () => {} };
 
 // "ticker": a job that records where it ran, one that always fails, and a daily cron job
