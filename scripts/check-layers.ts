@@ -25,6 +25,7 @@ export const LAYERS: Record<string, number> = {
   // 0 constants and leaf helpers: they import no other core file
   'core/errors.ts': 0,
   'core/decimal.ts': 0,
+  'core/ids.ts': 0,
   'core/config.ts': 0,
   'core/logging.ts': 0,
   'core/i18n.ts': 0,

@@ -9,6 +9,7 @@ import { httpError } from '../errors.ts';
 import type { FieldModel } from '../model/entity-model.ts';
 import type { Params, Row } from '../data/sql.ts';
 import { valueProblem } from './list-filters.ts';
+import { UUID } from '../ids.ts';
 
 /** One key of a list's order: the SQL it sorts on, its direction, and the field (none for createdAt/updatedAt). */
 export interface OrderKey {
@@ -25,7 +26,6 @@ interface Cursor {
   id: string;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 const invalid = (message: string) => httpError('VALIDATION_FAILED', `cursor: ${message}`, { errors: [{ path: '/cursor', message }] });
 

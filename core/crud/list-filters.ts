@@ -8,6 +8,7 @@ import type { EntityModel, FieldModel } from '../model/entity-model.ts';
 import { isRangeType } from '../model/entity-model.ts';
 import { httpError } from '../errors.ts';
 import type { Params } from '../data/sql.ts';
+import { UUID } from '../ids.ts';
 
 export type FilterOp = 'ne' | 'gt' | 'gte' | 'lt' | 'lte' | 'in' | 'contains' | 'startsWith' | 'isNull';
 
@@ -102,7 +103,6 @@ function inValues(f: FieldModel, key: string, text: string): string[] {
   return values;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const INTEGER = /^-?(0|[1-9]\d{0,9})$/;
 const DECIMAL = /^-?(0|[1-9]\d{0,37})(\.\d{1,38})?$/;
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;

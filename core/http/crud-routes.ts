@@ -15,9 +15,9 @@ import { COMPANY_HEADER, IF_MATCH_HEADER, success, type ResponseHeader } from '.
 import { TRANSLATIONS_PARAM, listQuerySchema, schemaId } from './json-schemas.ts';
 import type { RouteAccess } from './request-context.ts';
 import { registerBulkRoute } from './bulk-routes.ts';
+import { UUID } from '../ids.ts';
 
 type Op = NonNullable<CrudRoute['operations']>[number];
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ALL_OPS: Op[] = ['list', 'read', 'create', 'replace', 'update', 'delete'];
 
 /** The path's parameters (a nested route's parent ids) and, for item paths, the row's own id. */

@@ -15,6 +15,7 @@ import { PLATFORM_TENANT, type Tenant } from '../tenancy/registry.ts';
 import { httpError } from '../errors.ts';
 import { SYSTEM, type Principal } from '../access/principal.ts';
 import type { Authentication } from '../context/authenticators.ts';
+import { UUID } from '../ids.ts';
 
 export interface RouteAccess {
   /** public: no token; user: any tenant's user; platform: platform operators only; module: a plugin's authenticator */
@@ -46,8 +47,6 @@ declare module 'fastify' {
     em: EntityManager | null;
   }
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The company X-Company-Id names, if any. */
 function companyHeader(request: FastifyRequest): string | undefined {
