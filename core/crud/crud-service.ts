@@ -20,6 +20,7 @@ import { comparable, computeFormulas, diff, fitting, parseSum, type Changes } fr
 import { Params, q, run } from '../data/sql.ts';
 import { and, compileCondition, compileScope, matching, type Condition, type Fragment } from '../data/scope.ts';
 import { FLAGS, tableOf, type Flags, type Table } from '../data/table.ts';
+import { numberRow } from '../data/sequence.ts';
 import { v7 as uuidv7 } from 'uuid';
 import { readColumns, readableColumn, writeFieldFlags } from '../data/field-access.ts';
 import type { Principal } from '../access/principal.ts';
@@ -338,6 +339,7 @@ export class CrudService {
       if (tr && !tr.initial.includes(data[tr.field])) throw httpError('INVALID_TRANSITION', `a ${this.model.name} starts as ${tr.initial.join(' or ')}, not ${data[tr.field]}`);
       if (tr?.reserved?.includes(data[tr.field]) && !opts.system) throw httpError('INVALID_TRANSITION', `only the module moves a ${this.model.name} to ${data[tr.field]}`);
       const parents = await this.#lockParents(tx, data);
+      await numberRow(tx.em, tx.schema, this.model, data);
       data.id ??= uuidv7();
       const now = new Date().toISOString();
       // the new row must be one the caller may create: checked on the row as stored, in the same SQL as every read

@@ -52,6 +52,18 @@ export const FieldSchema = Type.Object(
         description: "decimal: computed on every write from the row's other fields (+ - * / and parentheses, exact decimal arithmetic), rounded half-up to the field's scale; read-only",
       }),
     ),
+    sequence: Type.Optional(
+      Type.Object(
+        {
+          per: Type.Optional(Type.String({ description: "a field of the entity (a ref, usually): each of its values numbers its own rows (a project's tasks: 1, 2, 3…)" })),
+        },
+        {
+          additionalProperties: false,
+          description:
+            'integer: numbered 1, 2, 3… on create (max + 1 within the group, per company for company-scoped entities), race-free: concurrent creates of one group take turns; read-only. Declare a composite "unique" of the group and this field so its index serves the numbering',
+        },
+      ),
+    ),
     sum: Type.Optional(
       Type.Object(
         {

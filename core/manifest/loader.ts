@@ -146,6 +146,13 @@ function checkDerived(m: Manifest, entity: ManifestEntity, file: string, at: str
         if (g.formula !== undefined && names.indexOf(used) > names.indexOf(name)) throw new ManifestError(file, `${ptr}/formula`, `"${used}" is computed after this field: declare it first`);
       }
     }
+    if (f.sequence !== undefined) {
+      if (f.type !== 'integer') throw new ManifestError(file, `${ptr}/sequence`, 'only integer fields can be a "sequence"');
+      const per = f.sequence.per;
+      if (per !== undefined && (!entity.fields[per] || per === name || entity.fields[per].type === 'json' || entity.fields[per].translatable)) {
+        throw new ManifestError(file, `${ptr}/sequence/per`, `"${per}" is no plain field of ${entity.name} to number by`);
+      }
+    }
     if (f.sum !== undefined) {
       const child = (m.entities ?? []).find((e) => e.name === f.sum!.entity);
       if (!child) throw new ManifestError(file, `${ptr}/sum/entity`, `"${f.sum.entity}" is no entity of this module`);

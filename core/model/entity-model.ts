@@ -46,6 +46,8 @@ export interface EntityModel {
   ormEntity: EntitySchema;
   /** decimal fields computed from the row on every write, in declaration order */
   formulas: { field: FieldModel; formula: Formula }[];
+  /** integer fields numbered on create, per value of `per` (data/sequence.ts) */
+  sequences: { field: FieldModel; per?: FieldModel }[];
   /** sums over child rows this entity shows (filled in once every model exists) */
   rollups: Rollup[];
   /** sums on parents that a write of this entity changes */
@@ -89,7 +91,7 @@ export function describeModel(manifest: Manifest, entity: ManifestEntity, ormEnt
     ),
   );
   const pathBound = fields.filter((f) => f.type === 'ref' && bound.has(f.name));
-  const derived = (f: FieldModel) => f.readOnly || f.formula !== undefined || f.sum !== undefined || pathBound.includes(f);
+  const derived = (f: FieldModel) => f.readOnly || f.formula !== undefined || f.sum !== undefined || f.sequence !== undefined || pathBound.includes(f);
   return {
     name: entity.name,
     module: manifest.id,
@@ -101,7 +103,7 @@ export function describeModel(manifest: Manifest, entity: ManifestEntity, ormEnt
     storedFields,
     readable: fields.filter((f) => !f.secret),
     writable: fields.filter((f) => !derived(f)),
-    settable: fields.filter((f) => f.formula === undefined && f.sum === undefined && !pathBound.includes(f)),
+    settable: fields.filter((f) => f.formula === undefined && f.sum === undefined && f.sequence === undefined && !pathBound.includes(f)),
     secrets: fields.filter((f) => f.secret),
     byName: new Map(storedFields.map((f) => [f.name, f])),
     translatable: fields.filter((f) => f.translatable),
@@ -112,6 +114,7 @@ export function describeModel(manifest: Manifest, entity: ManifestEntity, ormEnt
     defaultSort: entity.defaultSort ?? '-createdAt',
     ormEntity,
     formulas: fields.filter((f) => f.formula !== undefined).map((f) => ({ field: f, formula: new Formula(f.formula!) })),
+    sequences: fields.filter((f) => f.sequence !== undefined).map((f) => ({ field: f, per: f.sequence!.per === undefined ? undefined : storedFields.find((g) => g.name === f.sequence!.per) })),
     rollups: [],
     feeds: [],
     pathBound,

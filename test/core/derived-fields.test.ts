@@ -91,6 +91,20 @@ const faults: [string, (m: Json) => void, string][] = [
     '/entities/5/fields/total/sum/field',
   ],
   [
+    'a sequence on a text field',
+    (m) => {
+      entityOf(m, 'QuoteLine').fields.sku.sequence = {};
+    },
+    '/entities/6/fields/sku/sequence',
+  ],
+  [
+    'a sequence per no field',
+    (m) => {
+      entityOf(m, 'QuoteLine').fields.position.sequence = { per: 'nope' };
+    },
+    '/entities/6/fields/position/sequence/per',
+  ],
+  [
     'transitions on no enum',
     (m) => {
       entityOf(m, 'Quote').transitions.field = 'number';
