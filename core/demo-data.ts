@@ -1,5 +1,7 @@
 // Demo data a module ships as plugins/<module>/demo-data.json:
 //   { "Category": [{ "$key": "tools", "name": "Tools" }], "Product": [{ "categoryId": "$tools", ... }] }
+// A reference may also name a row the module's own code made (a project's
+// default statuses) by its values: { "statusId": { "$find": { "projectId": "$web", "name": "Done" } } }.
 // Rows go through the same scoped data access as API writes (same validation,
 // hooks, derived fields and audit), as the system, in a context without a
 // request; "$key" names a row so later rows, of any module loaded after it,
@@ -19,16 +21,26 @@ export async function seedDemoRows(kernel: Kernel, ctx: ModuleContext, data: Dem
     const target = ctx.data(entity);
     // a parent the API takes from the path (a quote line's quoteId) is no body field: module code sets it as internal
     const pathBound = kernel.model(entity).pathBound.map((f) => f.name);
+    const keyOf = (field: string, v: string) => {
+      const id = keys.get(v.slice(1));
+      // a typo would otherwise leave the reference empty and the demo quietly wrong
+      if (!id) throw new Error(`${source}: ${entity}.${field} names ${v}, which no earlier row defines as its $key`);
+      return id;
+    };
+    const resolve = async (field: string, v: unknown): Promise<unknown> => {
+      if (typeof v === 'string' && v.startsWith('$')) return keyOf(field, v);
+      const find = (v as { $find?: Record<string, unknown> } | null)?.$find;
+      if (!find) return v;
+      const target = kernel.model(entity).byName.get(field)?.entity;
+      if (!target) throw new Error(`${source}: ${entity}.${field} is no reference, so it cannot $find a row`);
+      const where = Object.fromEntries(Object.entries(find).map(([k, w]) => [k, typeof w === 'string' && w.startsWith('$') ? keyOf(k, w) : w]));
+      const found = await ctx.data(target).find(where, { limit: 2 });
+      if (found.length !== 1) throw new Error(`${source}: ${entity}.${field} finds ${found.length} ${target} rows for ${JSON.stringify(find)}, not one`);
+      return found[0].id;
+    };
     for (const { $key, ...row } of rows) {
-      const resolved = Object.fromEntries(
-        Object.entries(row).map(([field, v]) => {
-          if (typeof v !== 'string' || !v.startsWith('$')) return [field, v];
-          const id = keys.get(v.slice(1));
-          // a typo would otherwise leave the reference empty and the demo quietly wrong
-          if (!id) throw new Error(`${source}: ${entity}.${field} names ${v}, which no earlier row defines as its $key`);
-          return [field, id];
-        }),
-      );
+      const resolved: Record<string, unknown> = {};
+      for (const [field, v] of Object.entries(row)) resolved[field] = await resolve(field, v);
       const internal = Object.fromEntries(pathBound.filter((f) => f in resolved).map((f) => [f, resolved[f]]));
       for (const f of pathBound) delete resolved[f];
       const created = await target.create(resolved, { internal });
