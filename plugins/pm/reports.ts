@@ -57,6 +57,8 @@ function startOf(date: string, zone: string): string | undefined {
   // twice: the offset at the guess, then at the result (a day that starts in another offset than the one before)
   let at = midnight - zoneOffset(midnight, zone);
   at = midnight - zoneOffset(at, zone);
+  // a day whose midnight the clocks skip (America/Santiago in September) starts when they land
+  if (at + zoneOffset(at, zone) < midnight) at += zoneOffset(at + 6 * 3_600_000, zone) - zoneOffset(at, zone);
   return at < FIRST || at > LAST + DAY_MS - 1 ? undefined : new Date(at).toISOString();
 }
 

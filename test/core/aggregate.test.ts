@@ -5,7 +5,8 @@
 // the model only, values bound, so names and values built to inject SQL are a
 // 400 or plain data.
 import t from 'tap';
-import { build } from '../helper.ts';
+import { build, PASSWORD, uniqueId } from '../helper.ts';
+import { provisionTenant } from '../../core/tenancy/provision.ts';
 import { manifestsWith } from '../support/manifests.ts';
 import { SYSTEM, type Principal } from '../../core/plugin-api.ts';
 import type { AggregateQuery } from '../../core/plugin-api.ts';
@@ -272,4 +273,9 @@ t.test('names come from the model, values are bound: injection is a 400 or data'
 t.test('the tenant calendar: ctx.today() and ctx.timeZone', async (t) => {
   t.equal(system.timeZone, 'UTC');
   t.equal(system.today(new Date('2026-03-01T23:30:00Z')), '2026-03-01');
+  const id = uniqueId();
+  await provisionTenant(ctx.kernel, { id, name: id, timeZone: 'Pacific/Kiritimati', company: { code: 'HQ', name: 'HQ' }, admin: { email: `admin@${id}.test`, name: 'Admin', password: PASSWORD } });
+  const east = await ctx.kernel.contextFor({ tenant: id, principal: SYSTEM });
+  t.equal(east.timeZone, 'Pacific/Kiritimati');
+  t.equal(east.today(new Date('2026-03-01T10:30:00Z')), '2026-03-02', 'fourteen hours ahead: already tomorrow');
 });
