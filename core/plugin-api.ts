@@ -10,6 +10,7 @@ export type { EntityHooks, WriteEvent, BeforeWriteEvent } from './context/hooks.
 export type { ModuleContext, EntityData, Principal, EnqueueOptions } from './context/module-context.ts';
 export { EVENT_PATTERN, matchesPattern } from './manifest/events.ts';
 export type { Row, Dto } from './crud/row-mapper.ts';
+export type { AggregateQuery, AggregateRow, GroupKey, Measure } from './crud/aggregate.ts';
 export type { Authenticator, Authentication } from './context/authenticators.ts';
 export { SYSTEM } from './access/principal.ts';
 export { validationError } from './context/module-context.ts';

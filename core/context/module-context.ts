@@ -8,6 +8,7 @@
 import type { CrudContext, ListQuery, Page, WriteOptions, Bound } from '../crud/crud-service.ts';
 import type { CrudService } from '../crud/crud-service.ts';
 import type { Dto, Row } from '../crud/row-mapper.ts';
+import type { AggregateQuery, AggregateRow } from '../crud/aggregate.ts';
 import type { Ability } from '../access/abilities.ts';
 import { httpError } from '../errors.ts';
 import type { Condition } from '../data/scope.ts';
@@ -79,6 +80,12 @@ export interface EntityData {
   /** rows meeting `where` (grant-condition syntax) within the caller's scope, at most `limit` */
   find(where?: Condition, opts?: { limit?: number; orderBy?: string }): Promise<Row[]>;
   count(where?: Condition): Promise<number>;
+  /**
+   * Counts, sums, averages, minima and maxima over the rows the caller may
+   * read, grouped by fields (dates by day/week/month/year), each measure
+   * optionally filtered: one SQL statement (crud/aggregate.ts).
+   */
+  aggregate(query: AggregateQuery): Promise<AggregateRow[]>;
   /** 404 unless the caller can read it */
   read(id: string): Promise<Row>;
   /** read, and locked until the transaction ends (call inside ctx.transaction) */
@@ -116,6 +123,18 @@ export class ModuleContext {
     return this.principal.kind === 'user' ? this.principal.id : null;
   }
 
+  /** The tenant's IANA time zone (UTC unless the tenant names one). */
+  get timeZone(): string {
+    return this.crud.timeZone ?? 'UTC';
+  }
+
+  /** The tenant's calendar date at `at` (default now), YYYY-MM-DD: "today" for conditions on date fields. */
+  today(at: Date = new Date()): string {
+    const parts = new Intl.DateTimeFormat('en', { timeZone: this.timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).formatToParts(at);
+    const part = (type: string) => parts.find((x) => x.type === type)!.value;
+    return `${part('year')}-${part('month')}-${part('day')}`;
+  }
+
   /** Whether the principal may `action` on `subject` at all (row conditions apply per statement). */
   can(action: string, subject: string): boolean {
     return this.crud.ability.can(action, subject);
@@ -128,6 +147,7 @@ export class ModuleContext {
       list: (query = {}, within) => service.list(ctx, query, undefined, within),
       find: (where = {}, opts) => service.find(ctx, where, opts),
       count: (where = {}) => service.count(ctx, where),
+      aggregate: (query) => service.aggregate(ctx, query),
       read: (id) => service.read(ctx, id),
       lock: async (id) => {
         if (!ctx.tx) throw new Error('lock() needs a transaction: call it inside ctx.transaction()');

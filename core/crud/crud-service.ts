@@ -26,6 +26,7 @@ import { readColumns, readableColumn, writeFieldFlags } from '../data/field-acce
 import type { Principal } from '../access/principal.ts';
 import type { Outbox } from '../data/outbox.ts';
 import { CRUD_ACTIONS, crudEventType } from '../manifest/events.ts';
+import { aggregate, type AggregateQuery, type AggregateRow } from './aggregate.ts';
 
 export interface CrudContext {
   em: EntityManager;
@@ -38,6 +39,8 @@ export interface CrudContext {
   read: ReadOptions;
   /** language a plain-string write of a translatable field is stored under */
   writeLanguage: string;
+  /** the tenant's IANA time zone (default UTC) */
+  timeZone?: string;
   /** the caller, recorded by the audit trail */
   userId?: string | null;
   /** set inside a transaction: writes join it, after-commit work waits for it and runs on `outside` */
@@ -314,6 +317,12 @@ export class CrudService {
     const scope = this.scope(ctx, 'read');
     if (!scope) return 0;
     return this.#table.count(ctx.em, this.params(ctx), and([scope, compileCondition(this.#models, this.model, where)]));
+  }
+
+  /** Counts, sums and other measures over the rows the caller may read, grouped in the database (crud/aggregate.ts). */
+  async aggregate(ctx: CrudContext, query: AggregateQuery): Promise<AggregateRow[]> {
+    const source = { models: this.#models, model: this.model, ability: ctx.ability };
+    return aggregate(ctx.em, this.params(ctx), source, this.scope(ctx, 'read') ?? (() => 'false'), query);
   }
 
   /** `internal`: values of fields the API never writes (a password hash), set by a module's handler. */

@@ -1,0 +1,228 @@
+// Aggregates over one entity, for module code (reports, dashboards): counts,
+// sums, averages, minima and maxima, optionally grouped by fields (dates by
+// day, week, month or year) and each measure optionally filtered by its own
+// condition. One SQL statement, grouped in PostgreSQL: rows are never loaded
+// to be counted in memory.
+//
+// The caller's read scope (company and grant conditions, relational ones
+// included) is always part of the statement, so an aggregate counts exactly
+// the rows a list would show. A field the caller's field rules hide on every
+// row may not be grouped, measured or filtered on (403); one hidden on some
+// rows reads as null there, as in lists. Field names are looked up in the
+// model (an unknown one is 400, never SQL), values are bound parameters, and
+// the SQL names its columns g0…, m0…: no name the caller chose reaches SQL.
+import type { EntityManager } from '@mikro-orm/core';
+import type { EntityModel, FieldModel } from '../model/entity-model.ts';
+import { DECIMAL_DEFAULT } from '../model/entity-builder.ts';
+import { accessFilter, hasFieldRules, type Ability } from '../access/abilities.ts';
+import { httpError } from '../errors.ts';
+import { and, columnOf, compileCondition, type Condition, type Fragment, type Models } from '../data/scope.ts';
+import { readableColumn } from '../data/field-access.ts';
+import { iso, q, run, type Params } from '../data/sql.ts';
+
+export type Granularity = 'day' | 'week' | 'month' | 'year';
+/** A field, or a date/datetime field truncated to a period (the period's first day, YYYY-MM-DD; weeks start on Monday). */
+export type GroupKey =
+  string | { field: string; by: Granularity; /** datetime only: the zone whose days count (default UTC) */ timeZone?: string; /** the result's key (default the field) */ as?: string };
+/** One measure; `where` counts only the rows meeting it (SQL `filter (where …)`). */
+export type Measure = ({ count: true } | { countDistinct: string } | { sum: string } | { avg: string } | { min: string } | { max: string }) & { where?: Condition };
+
+export interface AggregateQuery {
+  groupBy?: GroupKey[];
+  /** by result key; at least one measure or one group key */
+  measures?: Record<string, Measure>;
+  /** rows to aggregate, in grant-condition syntax ($exists included), within the read scope */
+  where?: Condition;
+  /** group keys and measure names, "-" for descending, comma-separated; default the group keys in order (nulls last) */
+  orderBy?: string;
+  /** most groups returned (default 1000, at most 10000) */
+  limit?: number;
+}
+
+/**
+ * A group's values: group keys as the API shows the field (dates YYYY-MM-DD,
+ * decimals as strings); counts as numbers; sums of integers as numbers, of
+ * decimals as decimal strings of the field's scale (0 over no rows); averages
+ * as decimal strings of the field's scale (decimals) or 2 places (integers),
+ * null over no rows; min and max as the field's values.
+ */
+export type AggregateRow = Record<string, string | number | boolean | null>;
+
+export interface AggregateSource {
+  models: Models;
+  model: EntityModel;
+  ability: Ability;
+}
+
+const KINDS = ['count', 'countDistinct', 'sum', 'avg', 'min', 'max'] as const;
+type Kind = (typeof KINDS)[number];
+const GRANULARITIES = new Set<string>(['day', 'week', 'month', 'year']);
+const NUMERIC = new Set(['integer', 'decimal']);
+const ORDERED = new Set(['integer', 'decimal', 'date', 'datetime', 'string', 'enum']);
+/** what a field may be grouped by and counted distinct on: scalar values (no documents, translations or secrets) */
+const SCALAR = new Set(['string', 'text', 'enum', 'boolean', 'integer', 'decimal', 'ref', 'date', 'datetime']);
+/** the kernel's columns, as fields of every entity */
+const KERNEL_TYPES: Record<string, string> = { id: 'ref', companyId: 'ref', createdAt: 'datetime', updatedAt: 'datetime', version: 'integer' };
+const MAX_LIMIT = 10_000;
+
+interface Field {
+  name: string;
+  type: string;
+  scale: number;
+  /** the column as the caller may read it (null where a field rule hides it) */
+  value: Fragment;
+}
+
+const invalid = (path: string, message: string) => httpError('VALIDATION_FAILED', `${path} ${message}`, { errors: [{ path, message }] });
+
+/** Runs `query` over the rows of `source.model` that `scope` (the caller's read scope) holds. */
+export async function aggregate(em: EntityManager, p: Params, source: AggregateSource, scope: Fragment, query: AggregateQuery): Promise<AggregateRow[]> {
+  const { model } = source;
+  const field = (name: unknown, path: string, allowed: Set<string>, what: string): Field => {
+    const f = resolve(source, name, path);
+    if (!allowed.has(f.type)) throw invalid(path, `${model.name}.${f.name} (${f.type}) cannot be ${what}`);
+    return f;
+  };
+  const keys: { key: string; inner: Fragment; outer: (col: string) => string }[] = [];
+  (query.groupBy ?? []).forEach((g, i) => {
+    const path = `/groupBy/${i}`;
+    if (typeof g === 'string') {
+      const f = field(g, path, SCALAR, 'grouped by');
+      keys.push({ key: f.name, inner: f.value, outer: (col) => shaped(f.type, col) });
+      return;
+    }
+    if (!g || typeof g !== 'object' || !GRANULARITIES.has(g.by) || (g.as !== undefined && typeof g.as !== 'string')) {
+      throw invalid(path, 'is a field name or { field, by: day|week|month|year, timeZone?, as? }');
+    }
+    const f = field(g.field, `${path}/field`, new Set(['date', 'datetime']), `grouped by ${g.by}`);
+    const zone = g.timeZone ?? 'UTC';
+    if (f.type === 'datetime' && !isTimeZone(zone)) throw invalid(`${path}/timeZone`, 'is no IANA time zone');
+    // the truncation's unit is one of four words checked above; the zone is a bound value
+    const inner: Fragment = f.type === 'date' ? (x) => `date_trunc('${g.by}', (${f.value(x)})::timestamp)::date` : (x) => `date_trunc('${g.by}', (${f.value(x)}) at time zone ${x.add(zone)})::date`;
+    keys.push({ key: g.as ?? f.name, inner, outer: (col) => shaped('date', col) });
+  });
+
+  const measures: { key: string; inner: Fragment; outer: (col: string) => string; number?: boolean }[] = [];
+  for (const [key, m] of Object.entries(query.measures ?? {})) {
+    const path = `/measures/${key}`;
+    const kinds = m && typeof m === 'object' ? KINDS.filter((k) => k in m) : [];
+    if (kinds.length !== 1) throw invalid(path, `names one of ${KINDS.join(', ')}`);
+    const kind: Kind = kinds[0];
+    const named = (m as Record<string, unknown>)[kind];
+    const filter = m.where === undefined ? () => '' : conditionOf(source, m.where, `${path}/where`);
+    const where = (x: Params) => {
+      const c = filter(x);
+      return c ? ` filter (where ${c})` : '';
+    };
+    if (kind === 'count') {
+      if (named !== true) throw invalid(`${path}/count`, 'is true');
+      measures.push({ key, inner: (x) => `count(*)${where(x)}`, outer: (col) => `${col}::int` });
+      continue;
+    }
+    const allowed = kind === 'countDistinct' ? SCALAR : kind === 'sum' || kind === 'avg' ? NUMERIC : ORDERED;
+    const f = field(named, `${path}/${kind}`, allowed, kind === 'countDistinct' ? 'counted distinct' : kind === 'avg' ? 'averaged' : kind === 'sum' ? 'summed' : `measured by ${kind}`);
+    const scale = f.type === 'decimal' ? f.scale : kind === 'avg' ? 2 : 0;
+    if (kind === 'countDistinct') measures.push({ key, inner: (x) => `count(distinct ${f.value(x)})${where(x)}`, outer: (col) => `${col}::int` });
+    else if (kind === 'sum') measures.push({ key, inner: (x) => `sum(${f.value(x)})${where(x)}`, outer: (col) => `round(coalesce(${col}, 0), ${scale})::text`, number: f.type === 'integer' });
+    else if (kind === 'avg') measures.push({ key, inner: (x) => `avg(${f.value(x)})${where(x)}`, outer: (col) => `round(${col}, ${scale})::text` });
+    else measures.push({ key, inner: (x) => `${kind}(${f.value(x)})${where(x)}`, outer: (col) => shaped(f.type, col) });
+  }
+
+  const names = [...keys.map((k) => k.key), ...measures.map((m) => m.key)];
+  if (!names.length) throw invalid('/measures', 'names at least one measure (or groupBy one field)');
+  const twice = names.find((n, i) => names.indexOf(n) !== i);
+  if (twice !== undefined) throw invalid('/measures', `names "${twice}" twice (group keys and measures share the row)`);
+  const limit = query.limit ?? 1000;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw invalid('/limit', `is an integer from 1 to ${MAX_LIMIT}`);
+
+  const where = and([scope, query.where === undefined ? () => 'true' : conditionOf(source, query.where, '/where')]);
+  const alias = new Map([...keys.map((k, i) => [k.key, `g${i}`] as const), ...measures.map((m, i) => [m.key, `m${i}`] as const)]);
+  const order = orderOf(query.orderBy, alias, keys.length);
+  const inner = [...keys.map((k, i) => `${k.inner(p)} as "g${i}"`), ...measures.map((m, i) => `${m.inner(p)} as "m${i}"`)];
+  const from = `from ${p.table(model.table)} t where ${where(p)}`;
+  const grouped = keys.length ? ` group by ${keys.map((_, i) => i + 1).join(', ')}` : '';
+  const outer = [...keys.map((k, i) => `${k.outer(`s."g${i}"`)} as "g${i}"`), ...measures.map((m, i) => `${m.outer(`s."m${i}"`)} as "m${i}"`)];
+  const sql = `select ${outer.join(', ')} from (select ${inner.join(', ')} ${from}${grouped}) s${order ? ` order by ${order}` : ''} limit ${p.add(limit)}`;
+  const rows = await run(em, sql, p.values);
+  return rows.map((r) =>
+    Object.fromEntries([
+      ...keys.map((k, i) => [k.key, r[`g${i}`] ?? null]),
+      ...measures.map((m, i) => {
+        const v = r[`m${i}`] ?? null;
+        return [m.key, m.number && v !== null ? Number(v) : v];
+      }),
+    ]),
+  );
+}
+
+/** A field of the model as the caller may read it; 400 for a name the model lacks, 403 for one hidden from them on every row. */
+function resolve({ models, model, ability }: AggregateSource, name: unknown, path: string): Field {
+  if (typeof name !== 'string') throw invalid(path, 'is a field name');
+  const kernelType = Object.hasOwn(KERNEL_TYPES, name) && (name !== 'companyId' || model.scope === 'company') ? KERNEL_TYPES[name] : undefined;
+  if (kernelType) return { name, type: kernelType, scale: 0, value: () => `t.${q(columnOf(model, name)!)}` };
+  const f: FieldModel | undefined = model.byName.get(name);
+  if (!f || f.internal || f.secret) throw invalid(path, `names no field of ${model.name}`);
+  const type = f.translatable ? 'translatable' : f.type;
+  hidden(model, ability, name, path);
+  const limited = readableColumn(models, model, ability, name);
+  return { name, type, scale: f.scale ?? DECIMAL_DEFAULT.scale, value: limited ?? (() => `t.${q(f.column)}`) };
+}
+
+/** 403 when field rules hide `name` from the caller on every row. */
+function hidden(model: EntityModel, ability: Ability, name: string, path: string): void {
+  if (!model.byName.has(name) || !hasFieldRules(ability, 'read', model.name)) return;
+  if (accessFilter(ability, 'read', model.name, name) === null) {
+    throw httpError('FORBIDDEN', `not allowed to read ${model.name}.${name}`, { errors: [{ path, message: 'is not a field you may read' }] });
+  }
+}
+
+/** A condition compiled by the scope compiler, its field names checked first (so a wrong one is a 400 or 403, never SQL). */
+function conditionOf(source: AggregateSource, cond: unknown, path: string): Fragment {
+  if (!cond || typeof cond !== 'object' || Array.isArray(cond)) throw invalid(path, 'is a condition object');
+  for (const name of fieldsOf(cond as Condition)) {
+    if (!columnOf(source.model, name)) throw invalid(path, `names no field "${name}" of ${source.model.name}`);
+    hidden(source.model, source.ability, name, path);
+  }
+  return compileCondition(source.models, source.model, cond as Condition);
+}
+
+/** The field names a condition tests on its own entity ($exists tests another). */
+function fieldsOf(cond: Condition, out: string[] = []): string[] {
+  for (const [key, value] of Object.entries(cond)) {
+    if (key === '$and' || key === '$or') for (const c of Array.isArray(value) ? value : []) fieldsOf(c as Condition, out);
+    else if (key === '$not') fieldsOf(value as Condition, out);
+    else if (key !== '$exists') out.push(key);
+  }
+  return out;
+}
+
+/** `order by` of the outer select from "a,-b": names only, mapped to the statement's own column names. */
+function orderOf(spec: string | undefined, alias: Map<string, string>, groups: number): string {
+  const given = (spec ?? '').split(',').filter(Boolean);
+  const parts = given.map((part) => {
+    const desc = part.startsWith('-');
+    const col = alias.get(desc ? part.slice(1) : part);
+    if (!col) throw invalid('/orderBy', `"${part}" is no group key or measure of this aggregate`);
+    return `s."${col}" ${desc ? 'desc nulls last' : 'asc nulls last'}`;
+  });
+  // then every group key, so equal rows come in one order every time
+  for (let i = 0; i < groups; i++) if (!given.some((g) => alias.get(g.replace(/^-/, '')) === `g${i}`)) parts.push(`s."g${i}" asc nulls last`);
+  return parts.join(', ');
+}
+
+/** A value in the API's shape: dates YYYY-MM-DD, instants ISO, decimals as exact text. */
+function shaped(type: string, col: string): string {
+  if (type === 'date') return `to_char(${col}, 'YYYY-MM-DD')`;
+  if (type === 'datetime') return iso(col);
+  if (type === 'decimal') return `${col}::text`;
+  return col;
+}
+
+function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
