@@ -2,10 +2,24 @@
 // what the manifest cannot declare. Membership and project roles are grant
 // conditions in the manifest, compiled into every statement by the kernel.
 import type { PluginModule } from '../../core/plugin-api.ts';
+import { archiveProject, projectHooks, unarchiveProject } from './projects.ts';
+import { memberHooks } from './members.ts';
+import { deleteStatus, statusHooks, statusMoveHooks, taskTransitions } from './flows.ts';
+import { taskHooks } from './tasks.ts';
+import { listPriorities } from './priorities.ts';
+import { commentArchiveHooks, attachmentArchiveHooks } from './archive-hooks.ts';
 
-export const handlers: PluginModule['handlers'] = {};
+export const handlers: PluginModule['handlers'] = { archiveProject, unarchiveProject, deleteStatus, taskTransitions, listPriorities };
 
-export const hooks: PluginModule['hooks'] = {};
+export const hooks: PluginModule['hooks'] = {
+  Project: projectHooks,
+  ProjectMember: memberHooks,
+  TaskStatus: statusHooks,
+  StatusMove: statusMoveHooks,
+  Task: taskHooks,
+  Comment: [commentArchiveHooks],
+  Attachment: [attachmentArchiveHooks],
+};
 
 export const subscribers: PluginModule['subscribers'] = {};
 
