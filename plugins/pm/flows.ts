@@ -127,7 +127,7 @@ export const deleteStatus = handler(
 const TaskParams = Type.Object({ id: Type.String({ format: 'uuid' }) }, { additionalProperties: false });
 
 /** GET /api/pm/tasks/:id/transitions: the statuses the caller may move the task to, in flow order. */
-export const taskTransitions = handler(
+export const listTaskTransitions = handler(
   {
     params: TaskParams,
     response: {

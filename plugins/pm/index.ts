@@ -4,12 +4,12 @@
 import type { PluginModule } from '../../core/plugin-api.ts';
 import { archiveProject, projectHooks, unarchiveProject } from './projects.ts';
 import { memberHooks } from './members.ts';
-import { deleteStatus, statusHooks, statusMoveHooks, taskTransitions } from './flows.ts';
+import { deleteStatus, statusHooks, statusMoveHooks, listTaskTransitions } from './flows.ts';
 import { taskHooks } from './tasks.ts';
 import { listPriorities } from './priorities.ts';
 import { commentArchiveHooks, attachmentArchiveHooks } from './archive-hooks.ts';
 
-export const handlers: PluginModule['handlers'] = { archiveProject, unarchiveProject, deleteStatus, taskTransitions, listPriorities };
+export const handlers: PluginModule['handlers'] = { archiveProject, unarchiveProject, deleteStatus, listTaskTransitions, listPriorities };
 
 export const hooks: PluginModule['hooks'] = {
   Project: projectHooks,
