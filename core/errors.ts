@@ -25,6 +25,8 @@ export const ERRORS = {
   UNSUPPORTED_MEDIA_TYPE: [415, 'Unsupported media type', '%s'],
   EXPECTATION_FAILED: [417, 'Expectation failed', '%s'],
   INVALID_TRANSITION: [422, 'Invalid transition', '%s'],
+  // a well-formed request a module's rule refuses (a value that does not fit other rows); errors name the fields
+  UNPROCESSABLE: [422, 'Unprocessable content', '%s'],
   BULK_FAILED: [422, 'Bulk request failed', '%s'],
   RATE_LIMITED: [429, 'Too many requests', '%s'],
   HEADERS_TOO_LARGE: [431, 'Request header fields too large', '%s'],

@@ -221,7 +221,7 @@ function hooksByEntity(modules: LoadedModule[], models: Map<string, EntityModel>
   for (const m of modules) {
     for (const [entity, hooks] of Object.entries(m.plugin?.hooks ?? {})) {
       if (!models.has(entity)) throw new ManifestError(m.file, '/', `plugins/${m.manifest.id}/index.ts hooks entity "${entity}", which no module declares`);
-      out.set(entity, [...(out.get(entity) ?? []), hooks]);
+      out.set(entity, [...(out.get(entity) ?? []), ...[hooks].flat()]);
     }
   }
   return out;

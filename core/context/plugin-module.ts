@@ -84,7 +84,8 @@ export function handler<S extends RouteSchemas>(schema: S, handle: (ctx: ModuleC
 export interface PluginModule {
   // each handler has its own schemas
   handlers?: Record<string, PluginHandler<any>>;
-  hooks?: Record<string, EntityHooks>;
+  /** by entity; a list runs each set in turn (rules of one entity kept in several files) */
+  hooks?: Record<string, EntityHooks | EntityHooks[]>;
   /** by name; a custom route accepts one with `"auth": "<name>"` */
   authenticators?: Record<string, Authenticator>;
   /** by name, unique in the module */

@@ -11,6 +11,7 @@ import type { SecretBox } from '../secrets.ts';
 import { accessFilter, type Ability } from '../access/abilities.ts';
 import { httpError, type FieldError } from '../errors.ts';
 import { SqlReader, type ListQuery } from './sql-reader.ts';
+import { namedFilterConditions, withListDefaults } from './list-filters.ts';
 import { embedRows, itemFields, listShape, pickFields } from './list-shape.ts';
 import { mergeTranslations, rowMapper, storedValue, type Dto, type ReadOptions, type Row } from './row-mapper.ts';
 import { decimalBoundErrors } from './body-checks.ts';
@@ -191,7 +192,13 @@ export class CrudService {
     const size = q.size ?? 50;
     const allowed = this.scope(ctx, 'read');
     if (allowed === null) return { items: [], ...paging, size, total: 0, nextCursor: null };
-    const scope = within ? and([allowed, matching(this.model, within)]) : allowed;
+    q = withListDefaults(this.model, q);
+    const named = namedFilterConditions(this.model, q).map(({ where, negate }): Fragment => {
+      const holds = compileCondition(this.#models, this.model, where);
+      // false: every row the condition does not hold for, those it is unknown for (a null date) included
+      return negate ? (p) => `not coalesce((${holds(p)}), false)` : holds;
+    });
+    const scope = and([allowed, ...(within ? [matching(this.model, within)] : []), ...named]);
     const limited = (f: FieldModel) => readableColumn(this.#models, this.model, ctx.ability, f.name);
     const { rows, total, nextCursor } = await this.#reader.list(ctx.em, this.params(ctx), scope, q, ctx.read.prefs, this.#columns(ctx), limited);
     let items = rows.map((r) => this.toDto(r, ctx.read, languagesUsed));

@@ -18,6 +18,8 @@ export interface OrderKey {
   field?: FieldModel;
   /** the key's value as the cursor keeps it, exact (timestamps to the microsecond) */
   exact: string;
+  /** what a cursor's value is compared as, when `expr` is not the value itself (an enum's rank) */
+  bind?: (v: unknown) => unknown;
 }
 
 interface Cursor {
@@ -75,11 +77,12 @@ function keyProblem(key: OrderKey, v: unknown): string | undefined {
  * without a value sort as PostgreSQL puts them: last ascending, first descending.
  */
 export function afterCursor(keys: OrderKey[], c: Cursor, p: Params): string {
-  const eq = keys.map((k, i) => (c.k[i] === null ? `${k.expr} is null` : `${k.expr} = ${p.add(c.k[i])}`));
+  const value = (k: OrderKey, v: unknown) => (k.bind ? k.bind(v) : v);
+  const eq = keys.map((k, i) => (c.k[i] === null ? `${k.expr} is null` : `${k.expr} = ${p.add(value(k, c.k[i]))}`));
   const after = keys.map((k, i) => {
     const v = c.k[i];
     if (v === null) return k.desc ? `${k.expr} is not null` : 'false';
-    const at = p.add(v);
+    const at = p.add(value(k, v));
     return k.desc ? `${k.expr} < ${at}` : `(${k.expr} > ${at} or ${k.expr} is null)`;
   });
   const id = `t."id" > ${p.add(c.id)}`;

@@ -5,7 +5,7 @@
 // which operators it takes follows from its type. Every value is a bind
 // parameter; the HTTP schema has typed the single values, `in` lists are typed here.
 import type { EntityModel, FieldModel } from '../model/entity-model.ts';
-import { isRangeType } from '../model/entity-model.ts';
+import { isRangeType, USER_ENTITY } from '../model/entity-model.ts';
 import { httpError } from '../errors.ts';
 import type { Params } from '../data/sql.ts';
 import { UUID } from '../ids.ts';
@@ -66,7 +66,9 @@ export function compileFilters(model: EntityModel, query: Record<string, unknown
     const given = (key: string) => query[key] !== undefined;
     if (!Object.keys(query).some((k) => k.startsWith(f.name))) continue;
     const col = expr(f);
-    if (given(f.name)) out.push(`${col} = ${p.add(query[f.name])}`);
+    // `me` on a ref to the user entity: the caller (no user, e.g. a client: matches no row)
+    const value = (v: unknown) => (v === ME && refersToUser(f) ? (p.caller?.user.id ?? '') || null : v);
+    if (given(f.name)) out.push(`${col} = ${p.add(value(query[f.name]))}`);
     if (isRangeType(f.type)) {
       if (given(`${f.name}From`)) out.push(`${col} >= ${p.add(query[`${f.name}From`])}`);
       if (given(`${f.name}To`)) out.push(`${col} <= ${p.add(query[`${f.name}To`])}`);
@@ -76,13 +78,13 @@ export function compileFilters(model: EntityModel, query: Record<string, unknown
       if (!given(key)) continue;
       const v = query[key];
       if (op === 'isNull') out.push(`${col} is ${v === true || v === 'true' ? '' : 'not '}null`);
-      else if (op === 'ne') out.push(`${col} is distinct from ${p.add(v)}`);
+      else if (op === 'ne') out.push(`${col} is distinct from ${p.add(value(v))}`);
       else if (op === 'contains') out.push(`${col} ilike ${p.add(`%${likeLiteral(String(v))}%`)}`);
       else if (op === 'startsWith') out.push(`${col} ilike ${p.add(`${likeLiteral(String(v))}%`)}`);
       else if (op === 'in')
         out.push(
           `${col} in (${inValues(f, key, String(v))
-            .map((x) => p.add(x))
+            .map((x) => p.add(value(x)))
             .join(', ')})`,
         );
       else out.push(`${col} ${COMPARE[op]} ${p.add(v)}`);
@@ -125,7 +127,7 @@ export function valueProblem(f: FieldModel, v: string): string | undefined {
       return m && Number(m[1]) >= 1 && !Number.isNaN(Date.parse(v)) ? undefined : 'must be an RFC 3339 date-time';
     }
     case 'ref':
-      return UUID.test(v) ? undefined : 'must be a UUID';
+      return UUID.test(v) || (v === ME && refersToUser(f)) ? undefined : refersToUser(f) ? 'must be a UUID or me' : 'must be a UUID';
     case 'enum':
       return f.values!.includes(v) ? undefined : `must be one of ${f.values!.join(', ')}`;
     default: {
@@ -133,4 +135,33 @@ export function valueProblem(f: FieldModel, v: string): string | undefined {
       return limit !== undefined && v.length > limit ? `is longer than ${limit} characters` : undefined;
     }
   }
+}
+
+/** The value a filter on a ref to the user entity takes for the caller. */
+export const ME = 'me';
+export const refersToUser = (f: FieldModel) => f.type === 'ref' && f.entity === USER_ENTITY;
+
+/**
+ * The query with the entity's listDefaults (manifest) for each field the
+ * query names no filter on: `{ archived: false }` lists archived rows only
+ * when a filter on archived asks for them.
+ */
+export function withListDefaults<T extends Record<string, unknown>>(model: EntityModel, query: T): T {
+  const defaults = model.definition.listDefaults;
+  if (!defaults) return query;
+  const out: Record<string, unknown> = { ...query };
+  for (const [field, value] of Object.entries(defaults)) {
+    const named = Object.keys(query).some((k) => query[k] !== undefined && (k === field || k === `${field}From` || k === `${field}To` || k.startsWith(`${field}[`)));
+    if (!named) out[field] = value;
+  }
+  return out as T;
+}
+
+/** The named filters (manifest "filters") a query sets: each condition, and whether `false` asks for the rows it does not hold. */
+export function namedFilterConditions(model: EntityModel, query: Record<string, unknown>): { where: Record<string, unknown>; negate: boolean }[] {
+  return Object.entries(model.definition.filters ?? {}).flatMap(([name, f]) => {
+    const v = query[name];
+    if (v === undefined) return [];
+    return [{ where: f.where, negate: !(v === true || v === 'true') }];
+  });
 }

@@ -108,6 +108,8 @@ export class SqlReader {
       const col = f ? base(f) : `t.${q(columnOf(this.model, name)!)}`;
       const expr = f?.translatable ? displayedText(col, prefs) : col;
       const type = f?.type ?? 'datetime';
+      // an enum sorts in the order its values are declared (low, normal, high), the cursor keeping the value itself
+      if (type === 'enum') return { expr: enumRank(col, f!.values!), desc, field: f, exact: col, bind: (v: unknown) => f!.values!.indexOf(v as string) + 1 };
       const exact = type === 'datetime' ? exactInstant(col) : type === 'date' ? `to_char(${col}, 'YYYY-MM-DD')` : type === 'decimal' ? `${col}::text` : expr;
       return { expr, desc, field: f, exact };
     });
@@ -122,7 +124,9 @@ export class SqlReader {
         throw httpError('VALIDATION_FAILED', `cannot sort by "${name}"`, { errors: [{ path: '/sort', message: `sortable fields: ${[...this.model.sortable].join(', ')}` }] });
       }
       const f = this.model.byName.get(name);
-      return `${f?.translatable ? displayedText(`t.${q(f.column)}`, prefs) : `t.${q(columnOf(this.model, name)!)}`} ${desc ? 'desc' : 'asc'}`;
+      const col = `t.${q(columnOf(this.model, name)!)}`;
+      const expr = f?.translatable ? displayedText(col, prefs) : f?.type === 'enum' ? enumRank(col, f.values!) : col;
+      return `${expr} ${desc ? 'desc' : 'asc'}`;
     });
     return [...order, 't."id" asc'].join(', ');
   }
@@ -140,6 +144,12 @@ export function displayedText(column: string, prefs: string[]): string {
   const langs = prefs.map((l) => l.replace(/[^a-zA-Z0-9-]/g, '')).filter(Boolean);
   const first = `(select tr.value from jsonb_each_text(${column}) tr order by tr.key collate "C" limit 1)`;
   return `coalesce(${[...langs.map((l) => `${column}->>'${l}'`), first].join(', ')})`;
+}
+
+/** An enum value's place among its declared values (1, 2, …; null without a value): enums sort in declaration order. */
+export function enumRank(column: string, values: string[]): string {
+  // values come from a validated manifest; quoted as SQL literals all the same
+  return `array_position(array[${values.map((v) => `'${v.replaceAll("'", "''")}'`).join(', ')}]::text[], ${column}::text)`;
 }
 
 /** An instant to the microsecond, as a cursor keeps it (the API shows milliseconds). */

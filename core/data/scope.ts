@@ -38,6 +38,9 @@ const KERNEL_COLUMNS: Record<KernelField, string> = { id: 'id', companyId: 'comp
 export const TRUE: Fragment = () => 'true';
 const FALSE: Fragment = () => 'false';
 
+/** The current date (UTC), in a condition of a named list filter. */
+export const TODAY = '${today}';
+
 const cache = new WeakMap<Condition, Map<EntityModel, Fragment>>();
 
 const COMPANY: Fragment = (p) => `t."company_id" = ${p.add(p.companyId)}`;
@@ -115,6 +118,8 @@ function exists(models: Models, model: EntityModel, rel: Related, alias: string,
 
 /** A value, with the caller's values bound at statement time when it names them. */
 function valueOf(v: unknown): (p: Params) => unknown {
+  // a named list filter's "today" (manifest "filters"): the date the statement runs, in UTC
+  if (v === TODAY) return () => new Date().toISOString().slice(0, 10);
   if (!usesCaller(v)) return () => v;
   return (p) => {
     if (!p.caller) throw new Error('a grant condition names the caller, but the statement has no caller');

@@ -4,7 +4,8 @@
 import { Type, type TSchema } from 'typebox';
 import { isRangeType, pascal, type EntityModel, type FieldModel } from '../model/entity-model.ts';
 import { DECIMAL_DEFAULT } from '../model/entity-builder.ts';
-import { OP_MEANING, filterOps, filterParam, type FilterOp } from '../crud/list-filters.ts';
+import { ME, OP_MEANING, filterOps, filterParam, refersToUser, type FilterOp } from '../crud/list-filters.ts';
+import { UUID } from '../ids.ts';
 import { embedKey, includable, itemFields } from '../crud/list-shape.ts';
 
 const INT4 = { minimum: -2147483648, maximum: 2147483647 };
@@ -132,6 +133,7 @@ export function outputSchema(model: EntityModel): TSchema {
   props.createdAt = Type.String({ format: 'date-time' });
   props.updatedAt = Type.String({ format: 'date-time' });
   props.version = Type.Integer({ description: 'optimistic-lock version; the ETag carries it' });
+  for (const [name, f] of Object.entries(model.definition.filters ?? {})) props[name] = Type.Optional(Type.Boolean({ description: `true: ${f.description}; false: the other rows` }));
   if (model.translatable.length) props.translations = Type.Optional(translationsSchema(model, 'every language of each translatable field, with ?translations=true'));
   return Type.Object(props, { $id: schemaId(model), title: model.label, additionalProperties: false });
 }
@@ -207,6 +209,7 @@ const NAME_LIST = '^[a-zA-Z]+(,[a-zA-Z]+)*$';
 /** Schema of a filter value in a query string: the field's type, without the bounds a write checks. */
 function filterValueSchema(f: FieldModel): TSchema {
   if (f.type === 'json') return Type.String({ pattern: NO_NUL });
+  if (refersToUser(f)) return Type.String({ pattern: `^(${ME}|${UUID.source.slice(1, -1).replaceAll('a-f', 'a-fA-F')})$` });
   return inputValueSchema({ ...f, minimum: undefined, maximum: undefined, pattern: f.type === 'string' || f.type === 'text' ? NO_NUL : undefined, minLength: undefined, translatable: false });
 }
 
@@ -257,13 +260,17 @@ export function listQuerySchema(model: EntityModel, omit: string[] = []): TSchem
   for (const f of model.filterable) {
     if (omit.includes(f.name)) continue;
     const value = filterValueSchema(f);
-    props[f.name] = Type.Optional(Type.Unsafe({ ...value, description: `${f.name} equals the value` }));
+    const preset = model.definition.listDefaults?.[f.name];
+    const equals = `${f.name} equals the value${refersToUser(f) ? ` (${ME}: the caller)` : ''}`;
+    const described = preset === undefined ? equals : `${equals}; without any filter on ${f.name} the list holds only rows where it is ${JSON.stringify(preset)}`;
+    props[f.name] = Type.Optional(Type.Unsafe({ ...value, description: described }));
     if (isRangeType(f.type)) {
       props[`${f.name}From`] = Type.Optional(Type.Unsafe({ ...value, description: `${f.name} at least the value (same as ${filterParam(f.name, 'gte')})` }));
       props[`${f.name}To`] = Type.Optional(Type.Unsafe({ ...value, description: `${f.name} at most the value (same as ${filterParam(f.name, 'lte')})` }));
     }
     for (const op of filterOps(f)) props[filterParam(f.name, op)] = Type.Optional(operatorSchema(f, op));
   }
+  for (const [name, f] of Object.entries(model.definition.filters ?? {})) props[name] = Type.Optional(Type.Boolean({ description: `true: ${f.description}; false: the other rows` }));
   if (model.translatable.length) props.translations = Type.Optional(TRANSLATIONS_PARAM);
   return Type.Object(props, { additionalProperties: false });
 }

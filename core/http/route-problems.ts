@@ -15,8 +15,8 @@ declare module 'fastify' {
 /** Methods whose body Fastify never reads: no 413 or 415 can come from them. */
 const BODYLESS = new Set(['GET', 'HEAD']);
 
-/** The codes any data write may raise (core/crud): a missing row, a constraint, a field rule, a state flow. */
-export const DATA_WRITE_PROBLEMS: ErrorCode[] = ['NOT_FOUND', 'CONFLICT', 'FORBIDDEN', 'STATE_LOCKED', 'INVALID_TRANSITION'];
+/** The codes any data write may raise (core/crud): a missing row, a constraint, a field rule, a state flow, a module hook's rule. */
+export const DATA_WRITE_PROBLEMS: ErrorCode[] = ['NOT_FOUND', 'CONFLICT', 'FORBIDDEN', 'STATE_LOCKED', 'INVALID_TRANSITION', 'UNPROCESSABLE'];
 
 export function routeProblems(route: Pick<RouteOptions, 'method' | 'config' | 'schema'>): ErrorCode[] {
   const access = route.config?.access;

@@ -106,6 +106,27 @@ export const EntitySchema = Type.Object(
       }),
     ),
     transitions: Type.Optional(TransitionsSchema),
+    listDefaults: Type.Optional(
+      Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]), {
+        description:
+          'filter field → value a list applies when its query names no filter on that field (e.g. { "archived": false }: archived rows are listed only when asked, ?archived=true); the field must be "filter": true',
+      }),
+    ),
+    filters: Type.Optional(
+      Type.Record(
+        Name('^[a-z][A-Za-z0-9]{0,40}$', 'the list query parameter (camelCase), e.g. overdue'),
+        Type.Object(
+          {
+            description: Type.String({ minLength: 1, description: 'what ?<name>=true lists, for the OpenAPI parameter' }),
+            where: Type.Record(Type.String(), Type.Unknown(), {
+              description: 'a condition in grant syntax ($exists included); "${today}" is the current date (UTC), "${user.id}" the caller. ?<name>=true lists the rows meeting it, false the others',
+            }),
+          },
+          { additionalProperties: false },
+        ),
+        { description: 'named list filters: boolean query parameters standing for a condition (overdue: dueDate before today and not done)' },
+      ),
+    ),
     audit: Type.Optional(Type.Boolean({ description: "record every create, update and delete in the module's auditLog entity, in the same transaction" })),
     events: Type.Optional(
       Type.Boolean({ description: 'emit <module>.<entity>.<created|updated|deleted> on every write (default true); false for logs whose rows are no news to anyone (a delivery log)' }),

@@ -122,6 +122,25 @@ function checkEntity(m: Manifest, entity: ManifestEntity, file: string, at: stri
       }
     }
   }
+  checkListOptions(entity, file, at);
+}
+
+/** Query parameters every list takes: a named filter may not take one of their names. */
+const LIST_PARAMS = new Set(['page', 'size', 'sort', 'search', 'cursor', 'fields', 'include', 'translations']);
+
+/** listDefaults name filterable fields with values of their type; named filters take no parameter a field or the list uses. */
+function checkListOptions(entity: ManifestEntity, file: string, at: string): void {
+  for (const [name, value] of Object.entries(entity.listDefaults ?? {})) {
+    const f = entity.fields[name];
+    const ptr = `${at}/listDefaults/${escapePointer(name)}`;
+    if (!f?.filter || f.internal) throw new ManifestError(file, ptr, `"${name}" is not a filter field (mark it "filter": true)`);
+    const fits = f.type === 'boolean' ? typeof value === 'boolean' : f.type === 'integer' || f.type === 'decimal' ? typeof value === 'number' : typeof value === 'string';
+    if (!fits || (f.type === 'enum' && !f.values!.includes(value as string))) throw new ManifestError(file, ptr, `${JSON.stringify(value)} is no value of the ${f.type} field "${name}"`);
+  }
+  for (const name of Object.keys(entity.filters ?? {})) {
+    const taken = LIST_PARAMS.has(name) || Object.keys(entity.fields).some((field) => name === field || name.startsWith(field));
+    if (taken) throw new ManifestError(file, `${at}/filters/${escapePointer(name)}`, `"${name}" is a list parameter already (or starts with a field's name)`);
+  }
 }
 
 const NUMERIC = new Set(['decimal', 'integer']);
@@ -275,6 +294,12 @@ function checkAcrossModules(loaded: LoadedManifest[]): void {
         throw new ManifestError(file, ptr, `unknown entity "${subject}"`);
       }
     });
+    (m.entities ?? []).forEach((e, i) =>
+      Object.entries(e.filters ?? {}).forEach(([name, f]) => {
+        const [fault] = conditionFaults(f.where, e.name, (n) => entityFields.get(n), `/entities/${i}/filters/${escapePointer(name)}/where`);
+        if (fault) throw new ManifestError(file, fault.pointer, fault.message);
+      }),
+    );
     (m.permissions ?? []).forEach((p, i) =>
       p.grants.forEach((g, j) => {
         const subjects = [g.subject].flat();

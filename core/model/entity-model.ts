@@ -10,6 +10,8 @@ export type Scope = 'tenant' | 'company';
 
 /** The identity model's entity that company-scoped rows belong to (manifests/core.json). */
 export const COMPANY_ENTITY = 'Company';
+/** The identity model's entity a user principal is a row of: a list filter on a ref to it takes `me` for the caller. */
+export const USER_ENTITY = 'User';
 
 export interface FieldModel extends ManifestField {
   name: string;

@@ -3,15 +3,34 @@
 // conditions in the manifest, compiled into every statement by the kernel.
 import type { PluginModule } from '../../core/plugin-api.ts';
 import { getDashboard, getProgressReport, getTaskDistribution, getWorkload } from './reports.ts';
+import { archiveProject, projectHooks, unarchiveProject } from './projects.ts';
+import { memberHooks } from './members.ts';
+import { deleteStatus, statusHooks, statusMoveHooks, listTaskTransitions } from './flows.ts';
+import { taskHooks } from './tasks.ts';
+import { listPriorities } from './priorities.ts';
+import { commentArchiveHooks, attachmentArchiveHooks } from './archive-hooks.ts';
 
 export const handlers: PluginModule['handlers'] = {
+  archiveProject,
+  unarchiveProject,
+  deleteStatus,
+  listTaskTransitions,
+  listPriorities,
   getProgressReport,
   getTaskDistribution,
   getWorkload,
   getDashboard,
 };
 
-export const hooks: PluginModule['hooks'] = {};
+export const hooks: PluginModule['hooks'] = {
+  Project: projectHooks,
+  ProjectMember: memberHooks,
+  TaskStatus: statusHooks,
+  StatusMove: statusMoveHooks,
+  Task: taskHooks,
+  Comment: [commentArchiveHooks],
+  Attachment: [attachmentArchiveHooks],
+};
 
 export const subscribers: PluginModule['subscribers'] = {};
 

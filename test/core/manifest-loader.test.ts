@@ -241,6 +241,35 @@ t.test('field and entity rules the schema cannot say', async (t) => {
   }
   const entityCases: [string, (e: Json) => void, string][] = [
     [
+      'listDefaults on a field that is no filter',
+      (e) => {
+        e.listDefaults = { kind: 'a' };
+      },
+      '/entities/0/listDefaults/kind',
+    ],
+    [
+      'listDefaults with a value outside the enum',
+      (e) => {
+        e.fields.kind.filter = true;
+        e.listDefaults = { kind: 'z' };
+      },
+      '/entities/0/listDefaults/kind',
+    ],
+    [
+      'a named filter taking a list parameter',
+      (e) => {
+        e.filters = { sort: { description: 'x', where: { kind: 'a' } } };
+      },
+      '/entities/0/filters/sort',
+    ],
+    [
+      'a named filter on an unknown field',
+      (e) => {
+        e.filters = { cheap: { description: 'x', where: { cost: { $lt: 1 } } } };
+      },
+      '/entities/0/filters/cheap/where/cost',
+    ],
+    [
       'unique key naming an unknown field',
       (e) => {
         e.unique = [['code', 'nope']];

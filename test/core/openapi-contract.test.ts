@@ -166,7 +166,28 @@ t.test('responses declare the headers they carry', async (t) => {
 });
 
 t.test('operationIds: <module><Verb><Noun>, the CRUD noun the entity name', async (t) => {
-  const VERBS = ['List', 'Get', 'Create', 'Replace', 'Update', 'Delete', 'Bulk', 'Set', 'Ping', 'Replay', 'Convert', 'Suspend', 'Resume', 'Retry', 'Check', 'Login', 'Logout', 'Refresh'];
+  const VERBS = [
+    'List',
+    'Get',
+    'Create',
+    'Replace',
+    'Update',
+    'Delete',
+    'Bulk',
+    'Set',
+    'Ping',
+    'Replay',
+    'Convert',
+    'Suspend',
+    'Resume',
+    'Archive',
+    'Unarchive',
+    'Retry',
+    'Check',
+    'Login',
+    'Logout',
+    'Refresh',
+  ];
   // the session verbs of auth act on the caller's own session: no noun to name
   const ALONE = ['Login', 'Logout', 'Refresh'];
   const CRUD_VERB = { list: 'List', read: 'Get', create: 'Create', replace: 'Replace', update: 'Update', delete: 'Delete' } as const;
