@@ -32,6 +32,7 @@ export function crudContextOf(input: ContextInput): CrudContext {
     companyId,
     read: input.read,
     writeLanguage: input.writeLanguage,
+    timeZone: tenant.timeZone,
     userId: principal.kind === 'user' ? principal.id : null,
   };
 }

@@ -111,6 +111,10 @@ export class ModuleContext {
   get companyId(): string | null {
     return this.crud.companyId;
   }
+  /** the tenant's IANA time zone (Europe/Berlin): "today" for its scheduled work, e.g. a daily reminder */
+  get timeZone(): string {
+    return this.crud.timeZone ?? 'UTC';
+  }
   /** the acting user's id; null for clients and the system */
   get userId(): string | null {
     return this.principal.kind === 'user' ? this.principal.id : null;

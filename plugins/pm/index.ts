@@ -2,11 +2,26 @@
 // what the manifest cannot declare. Membership and project roles are grant
 // conditions in the manifest, compiled into every statement by the kernel.
 import type { PluginModule } from '../../core/plugin-api.ts';
+import { commentHistory, commentHooks, deleteComment } from './comments.ts';
+import { activitySubscriber } from './activity.ts';
+import { dueReminders, notificationSubscriber, readAllNotifications, unreadNotifications } from './notifications.ts';
 
-export const handlers: PluginModule['handlers'] = {};
+export const handlers: PluginModule['handlers'] = {
+  commentHistory,
+  deleteComment,
+  readAllNotifications,
+  unreadNotifications,
+};
 
-export const hooks: PluginModule['hooks'] = {};
+export const hooks: PluginModule['hooks'] = {
+  Comment: commentHooks,
+};
 
-export const subscribers: PluginModule['subscribers'] = {};
+export const subscribers: PluginModule['subscribers'] = {
+  activity: activitySubscriber,
+  notifications: notificationSubscriber,
+};
 
-export const jobs: PluginModule['jobs'] = {};
+export const jobs: PluginModule['jobs'] = {
+  'due-reminders': dueReminders,
+};
