@@ -77,7 +77,7 @@ const Revision = Type.Object(
   { additionalProperties: false },
 );
 
-export const commentHistory = handler(
+export const listCommentRevisions = handler(
   {
     params: IdParams,
     querystring: Type.Object(

@@ -2,15 +2,15 @@
 // what the manifest cannot declare. Membership and project roles are grant
 // conditions in the manifest, compiled into every statement by the kernel.
 import type { PluginModule } from '../../core/plugin-api.ts';
-import { commentHistory, commentHooks, deleteComment } from './comments.ts';
+import { listCommentRevisions, commentHooks, deleteComment } from './comments.ts';
 import { activitySubscriber } from './activity.ts';
-import { dueReminders, notificationSubscriber, readAllNotifications, unreadNotifications } from './notifications.ts';
+import { dueReminders, notificationSubscriber, setAllNotificationsRead, getUnreadNotificationCount } from './notifications.ts';
 
 export const handlers: PluginModule['handlers'] = {
-  commentHistory,
+  listCommentRevisions,
   deleteComment,
-  readAllNotifications,
-  unreadNotifications,
+  setAllNotificationsRead,
+  getUnreadNotificationCount,
 };
 
 export const hooks: PluginModule['hooks'] = {

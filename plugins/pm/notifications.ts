@@ -152,7 +152,7 @@ export const dueReminders: JobDefinition<{ on?: string }> = {
 
 const Count = (description: string) => Type.Object({ count: Type.Integer({ minimum: 0 }) }, { additionalProperties: false, description });
 
-export const readAllNotifications = handler({ response: { 200: Count("How many of the caller's notifications were unread and are read now") } }, async (ctx) => {
+export const setAllNotificationsRead = handler({ response: { 200: Count("How many of the caller's notifications were unread and are read now") } }, async (ctx) => {
   return ctx.transaction(async (tx) => {
     const notifications = tx.data('Notification');
     let count = 0;
@@ -166,6 +166,6 @@ export const readAllNotifications = handler({ response: { 200: Count("How many o
   });
 });
 
-export const unreadNotifications = handler({ response: { 200: Count("How many of the caller's notifications are unread") } }, async (ctx) => ({
+export const getUnreadNotificationCount = handler({ response: { 200: Count("How many of the caller's notifications are unread") } }, async (ctx) => ({
   count: await ctx.data('Notification').count({ userId: ctx.userId, read: false }),
 }));

@@ -33,7 +33,8 @@ export async function watchTask(ctx: ModuleContext, task: Row, users: (string | 
   const allowed = readers ?? (await readersOf(ctx, task));
   for (const userId of wanted) {
     if (!allowed.has(userId)) continue;
-    await watchers.create({ taskId: task.id, userId });
+    // taskId comes from the route's path (/tasks/:taskId/watchers), never from a body: module code sets it as such
+    await watchers.create({ userId }, { internal: { taskId: task.id } });
     now.add(userId);
   }
   return now;

@@ -141,3 +141,18 @@ t.test('another tenant does not know the comments', async (t) => {
   t.equal((await as('DELETE', `/api/pm/comments/${c.id}`)).statusCode, 404);
   t.equal((await ok(w.member.call('GET', `/api/pm/comments/${c.id}`))).body, 'First!');
 });
+
+t.test('OpenAPI documents the custom routes and the codes they raise', async (t) => {
+  const doc = (await w.ctx.app.inject({ method: 'GET', url: '/api-docs/json' })).json();
+  const del = doc.paths['/api/pm/comments/{id}'].delete;
+  t.equal(del.operationId, 'pmDeleteComment');
+  t.ok(
+    ['204', '404', '403', '409', '412'].every((s) => s in del.responses),
+    'a tombstone delete: gone, forbidden, deleted already, stale If-Match',
+  );
+  const history = doc.paths['/api/pm/comments/{id}/history'].get;
+  t.equal(history.operationId, 'pmListCommentRevisions');
+  t.ok('404' in history.responses);
+  t.notOk('412' in history.responses, 'only the handler that declares it');
+  t.ok(doc.paths['/api/pm/comments/{id}'].patch, 'edits are the generated PATCH and PUT');
+});
