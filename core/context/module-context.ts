@@ -118,14 +118,13 @@ export class ModuleContext {
   get companyId(): string | null {
     return this.crud.companyId;
   }
+  /** the tenant's IANA time zone (Europe/Berlin): "today" for its scheduled work, e.g. a daily reminder */
+  get timeZone(): string {
+    return this.crud.timeZone ?? 'UTC';
+  }
   /** the acting user's id; null for clients and the system */
   get userId(): string | null {
     return this.principal.kind === 'user' ? this.principal.id : null;
-  }
-
-  /** The tenant's IANA time zone (UTC unless the tenant names one). */
-  get timeZone(): string {
-    return this.crud.timeZone ?? 'UTC';
   }
 
   /** The tenant's calendar date at `at` (default now), YYYY-MM-DD: "today" for conditions on date fields. */

@@ -11,6 +11,7 @@ import type { ModuleContext } from './module-context.ts';
 import type { EntityHooks } from './hooks.ts';
 import type { Authenticator } from './authenticators.ts';
 import type { PlinthEvent } from '../data/outbox.ts';
+import type { ErrorCode } from '../errors.ts';
 
 export type { PlinthEvent };
 
@@ -64,6 +65,8 @@ export interface RouteSchemas {
   querystring?: TSchema;
   body?: TSchema;
   response?: Record<number, TSchema>;
+  /** problem codes the handler raises beyond what its data access may (DATA_WRITE_PROBLEMS), e.g. PRECONDITION_FAILED for an If-Match it honours: documented in OpenAPI */
+  problems?: ErrorCode[];
 }
 
 type Part<S extends RouteSchemas, K extends 'params' | 'querystring' | 'body'> = S[K] extends TSchema ? Static<S[K]> : unknown;

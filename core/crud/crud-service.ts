@@ -40,7 +40,7 @@ export interface CrudContext {
   read: ReadOptions;
   /** language a plain-string write of a translatable field is stored under */
   writeLanguage: string;
-  /** the tenant's IANA time zone (default UTC) */
+  /** the tenant's IANA time zone, whose clock its scheduled work keeps (default UTC) */
   timeZone?: string;
   /** the caller, recorded by the audit trail */
   userId?: string | null;

@@ -57,7 +57,7 @@ function registerCustomRoute(app: FastifyInstance, kernel: Kernel, module: Loade
     config: {
       access: { auth: route.auth ? 'module' : 'user', authenticator: route.auth, admin: route.admin, company: subject?.scope === 'company', can: route.access },
       // a handler works through the entities' data access, so it may answer what that answers
-      problems: DATA_WRITE_PROBLEMS,
+      problems: [...DATA_WRITE_PROBLEMS, ...(handler.schema.problems ?? [])],
     },
     schema: {
       operationId: `${camel(module.manifest.id)}${route.handler[0].toUpperCase()}${route.handler.slice(1)}`,

@@ -9,6 +9,9 @@ import { deleteStatus, statusHooks, statusMoveHooks, listTaskTransitions } from 
 import { taskHooks } from './tasks.ts';
 import { listPriorities } from './priorities.ts';
 import { commentArchiveHooks, attachmentArchiveHooks } from './archive-hooks.ts';
+import { listCommentRevisions, commentHooks, deleteComment } from './comments.ts';
+import { activitySubscriber } from './activity.ts';
+import { dueReminders, notificationSubscriber, setAllNotificationsRead, getUnreadNotificationCount } from './notifications.ts';
 
 export const handlers: PluginModule['handlers'] = {
   archiveProject,
@@ -16,6 +19,10 @@ export const handlers: PluginModule['handlers'] = {
   deleteStatus,
   listTaskTransitions,
   listPriorities,
+  listCommentRevisions,
+  deleteComment,
+  setAllNotificationsRead,
+  getUnreadNotificationCount,
   getProgressReport,
   getTaskDistribution,
   getWorkload,
@@ -28,10 +35,15 @@ export const hooks: PluginModule['hooks'] = {
   TaskStatus: statusHooks,
   StatusMove: statusMoveHooks,
   Task: taskHooks,
-  Comment: [commentArchiveHooks],
+  Comment: [commentArchiveHooks, commentHooks],
   Attachment: [attachmentArchiveHooks],
 };
 
-export const subscribers: PluginModule['subscribers'] = {};
+export const subscribers: PluginModule['subscribers'] = {
+  activity: activitySubscriber,
+  notifications: notificationSubscriber,
+};
 
-export const jobs: PluginModule['jobs'] = {};
+export const jobs: PluginModule['jobs'] = {
+  'due-reminders': dueReminders,
+};

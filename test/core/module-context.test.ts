@@ -76,3 +76,11 @@ t.test('a user context sees their rows only; system() every row', async (t) => {
   t.ok((await mine.system().data('Lead').count()) > 0, "system() sees the company's rows");
   t.equal(mine.system().principal.kind, 'system');
 });
+
+t.test("ctx.timeZone: the tenant's clock (UTC unless provisioned otherwise)", async (t) => {
+  t.equal(system.timeZone, 'UTC');
+  const zoned = await ctx.tenant();
+  await ctx.kernel.dbs.main.em.getConnection().execute(`update "${ctx.kernel.config.registrySchema}".tenants set time_zone = 'Asia/Tokyo' where id = ?`, [zoned.id]);
+  ctx.kernel.tenants.forget(zoned.id);
+  t.equal((await ctx.kernel.contextFor({ tenant: zoned.id, principal: SYSTEM })).timeZone, 'Asia/Tokyo');
+});
