@@ -66,15 +66,22 @@ t.test("comments and members are the project's activity too; filters by project,
     ['updated', 'editedAt', w.member.id, w.projectId],
   ]);
   t.same(rows.find((r) => r.field === 'body')!.before, 'hello');
-  const members = await activity(`projectId=${w.projectId}&entity=ProjectMember&action=created`, 3);
-  t.equal(members.length, 3, 'each member added');
+  const members = await activity(`projectId=${w.projectId}&entity=ProjectMember&action=created`, 4);
+  t.equal(members.length, 4, 'the creator as owner, then each member added');
   const other = await ok(w.admin('POST', '/api/pm/projects', { key: 'ACT', name: 'Other' }));
-  const own = await activity(`projectId=${other.id}`, 1);
+  const own = await activity(`projectId=${other.id}`, 5);
   t.same(
-    own.map((r) => [r.entity, r.action, r.entityId]),
-    [['Project', 'created', other.id]],
-    "another project's flow is its own",
+    own.map((r) => [r.entity, r.action]).sort(),
+    [
+      ['Project', 'created'],
+      ['ProjectMember', 'created'],
+      ['TaskStatus', 'created'],
+      ['TaskStatus', 'created'],
+      ['TaskStatus', 'created'],
+    ],
+    "another project's flow is its own: the project, its owner and its default statuses",
   );
+  t.ok(own.some((r) => r.entity === 'Project' && r.entityId === other.id));
   const all = await activity('entity=Project', 2);
   t.ok(
     [w.projectId, other.id].every((id) => all.some((r) => r.entityId === id)),

@@ -53,7 +53,7 @@ t.test("comment: the task's watchers but the author; mention instead for the men
   const [forViewer] = await waitFor(w.viewer, task.id, 1);
   t.match(forViewer, { kind: 'mention', commentId: c.id, actorId: w.member.id }, 'mentioned: a mention, not a comment notice');
   const watchers = (await ok(w.viewer.call('GET', `/api/pm/tasks/${task.id}/watchers`))).items.map((x: any) => x.userId);
-  t.same(watchers.sort(), [w.owner.id, w.member.id, w.viewer.id].sort(), 'the assignee, the commenter, the one who asked');
+  t.same(watchers.sort(), [task.reporterId, w.owner.id, w.member.id, w.viewer.id].sort(), 'the reporter, the assignee, the commenter, the one who asked');
 
   // the commenter follows now: the owner's reply reaches them, not the owner
   await ok(w.owner.call('POST', '/api/pm/comments', { taskId: task.id, body: 'yes' }));

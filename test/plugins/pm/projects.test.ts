@@ -110,11 +110,11 @@ t.test('archive: read-only, hidden from default lists, unarchive', async (t) => 
     ['POST', `/api/pm/projects/${p.id}/status-moves`, { fromStatusId: todo.id, toStatusId: doing.id }],
     ['POST', `/api/pm/projects/${p.id}/members`, { userId: team.outsider.id, role: 'member' }],
     ['POST', '/api/pm/comments', { taskId: task.id, body: 'after' }],
-    ['PATCH', `/api/pm/comments/${comment.id}`, { body: 'edited' }],
   ] as const;
   for (const [method, url, body] of locked) {
     expectProblem(t, await team.owner.api(method, url, body as object | undefined), 409, 'STATE_LOCKED', `${method} ${url}`);
   }
+  expectProblem(t, await team.member.api('PATCH', `/api/pm/comments/${comment.id}`, { body: 'edited' }), 409, 'STATE_LOCKED', "the comment's author");
   t.equal(expectStatus(await team.viewer.api('GET', `/api/pm/tasks/${task.id}`), 200, 'still readable').id, task.id);
   const ids = async (query = '') => expectStatus(await team.owner.api('GET', `/api/pm/projects?size=1000${query}`), 200, 'list').items.map((x: { id: string }) => x.id);
   t.notOk((await ids()).includes(p.id), 'hidden by default');
