@@ -100,7 +100,7 @@ async function* inspected(upload: Upload, found: { type?: string }): AsyncGenera
 const UNSHOWABLE = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 /** A file name safe to store and show: no path, no control or bidi characters, at most 255 characters. */
-export function safeFileName(name: string): string {
+function safeFileName(name: string): string {
   const base = (name ?? '').normalize('NFC').split(/[/\\]/).pop()!;
   const clean = base.replace(UNSHOWABLE, '').trim().replace(/^\.+/, '');
   const chars = [...clean];
