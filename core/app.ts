@@ -11,6 +11,7 @@ import { cachedSerializerFactory } from './http/serializers.ts';
 import { installProblemHandling, ProblemSchema, frameworkErrors } from './http/problem.ts';
 import { clientErrorHandler, installRefusals } from './http/framework-errors.ts';
 import { installInputGuard } from './http/input-guard.ts';
+import { installMultipart } from './http/multipart.ts';
 import { installOpenApi } from './http/openapi.ts';
 import { installSecurityHeaders, withSecurityHeaders } from './http/security-headers.ts';
 import { installRequestIdHeader, requestIdOf, withRequestId } from './http/request-id.ts';
@@ -73,6 +74,8 @@ export async function buildApp(kernel: Kernel, opts: AppOptions = {}): Promise<F
   installInputGuard(app);
   // the API speaks JSON only: other bodies are 415, not parsed as text
   app.removeContentTypeParser('text/plain');
+  // except uploads, on the routes that declare one (a handler's `upload` schema)
+  await installMultipart(app, config);
   for (const s of shared.slice(1)) app.addSchema(s);
   installRequestLog(app);
   await installOpenApi(app, kernel);

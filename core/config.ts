@@ -23,6 +23,8 @@ export interface Config {
   /** ms a request waits for a pooled connection (or a new one) before it answers 503 */
   dbAcquireTimeoutMs: number;
   bodyLimit: number;
+  /** uploaded files: where the local file store keeps them (FILES_DIR, default <dataDir>/files), and the largest file one upload may carry (UPLOAD_MAX_BYTES, default 25 MiB) */
+  files: { dir: string; uploadMaxBytes: number };
   /** rows one bulk request (POST <collection>/bulk) may create, change and delete together */
   bulkMaxRows: number;
   /** origins browsers may call the API from (CORS_ORIGINS); empty: no CORS headers at all; ['*']: any origin */
@@ -139,6 +141,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     poolSize: int(env.DB_POOL_SIZE, 10),
     dbAcquireTimeoutMs: int(env.DB_ACQUIRE_TIMEOUT_MS, 5000),
     bodyLimit: int(env.BODY_LIMIT, 1024 * 1024),
+    files: { dir: resolve(env.FILES_DIR ?? join(dataDir, 'files')), uploadMaxBytes: Math.max(1, int(env.UPLOAD_MAX_BYTES, 25 * 1024 * 1024)) },
     bulkMaxRows: Math.max(1, int(env.BULK_MAX_ROWS, 100)),
     corsOrigins: origins(env.CORS_ORIGINS),
     rateLimit: { max: int(env.RATE_LIMIT_MAX, 1200), windowMs: int(env.RATE_LIMIT_WINDOW_MS, 60_000) },

@@ -34,6 +34,7 @@ import { EventCatalog } from './manifest/events.ts';
 import { JobQueues } from './events/job-queues.ts';
 import { EventRuntime, type Log } from './events/runtime.ts';
 import { checkTargetUrl, postJson } from './outbound-http.ts';
+import { DiskFileStore, type FileStore } from './files/file-store.ts';
 
 export interface LoadedModule extends LoadedManifest {
   plugin?: PluginModule;
@@ -72,6 +73,8 @@ export interface Kernel {
   startWorkers(log: Log): Promise<void>;
   /** principals other than users, by name, from the modules' plugins */
   authenticators: Map<string, Authenticator>;
+  /** uploaded files, one folder per tenant (module code reaches them as ctx.files) */
+  files: FileStore;
   /**
    * A context without a request (jobs, subscribers, scripts, demo data): the
    * same scoped data access, ability and transactions a request gets.
@@ -80,6 +83,8 @@ export interface Kernel {
   model(name: string): EntityModel;
   close(): Promise<void>;
 }
+
+const diskFiles = (config: Config): FileStore => new DiskFileStore(config.files.dir);
 
 async function loadPlugin(config: Config, manifest: Manifest): Promise<PluginModule | undefined> {
   const file = join(config.pluginsDir, manifest.id, 'index.ts');
@@ -140,6 +145,7 @@ export async function openKernel(config: Config): Promise<Kernel> {
     outbox,
     queues,
     secrets: new SecretBox(config.secretKey),
+    files: diskFiles(config),
     model(name: string) {
       const m = models.get(name);
       if (!m) throw new Error(`no module declares entity "${name}"`);
@@ -173,6 +179,7 @@ export async function openKernel(config: Config): Promise<Kernel> {
       postJson: (url, body, headers) => postJson(url, body, headers, config.outbound),
       checkUrl: (url) => checkTargetUrl(url, config.outbound.allowPrivate),
     },
+    files: kernel.files,
   });
   kernel.contextFor = async ({ tenant: id, principal, companyId = null, language }) => {
     const tenant = await tenants.find(id);

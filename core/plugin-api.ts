@@ -19,3 +19,5 @@ export { etag } from './crud/crud-service.ts';
 export { hashPassword } from './auth/passwords.ts';
 export { pick } from './i18n.ts';
 export { ADMIN_ROLE } from './access/role-directory.ts';
+export { readUpload, type Upload } from './files/upload.ts';
+export type { TenantFiles, StoredFile, FileContent, FileSource } from './files/file-store.ts';

@@ -37,6 +37,8 @@ export const LAYERS: Record<string, number> = {
   'core/model/': 2,
   // 3 database plumbing: pools, the migrator, LISTEN/NOTIFY, health; it needs only config and the manifest's types
   'core/db/': 3,
+  // uploaded files: the file store and reading a multipart upload; they need only config and errors
+  'core/files/': 3,
   // 4 who may do what: CASL abilities, roles, and the identities, sessions and tokens behind them
   'core/access/': 4,
   'core/auth/': 4,

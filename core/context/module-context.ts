@@ -17,6 +17,7 @@ import { SYSTEM, type Principal } from '../access/principal.ts';
 import { inTransaction } from '../crud/crud-service.ts';
 import type { PlinthEvent } from '../data/outbox.ts';
 import { matchesPattern } from '../manifest/events.ts';
+import { tenantFiles, type FileStore, type TenantFiles } from '../files/file-store.ts';
 
 export type { Principal };
 
@@ -44,6 +45,8 @@ export interface ContextServices {
   outbound: Outbound;
   /** every event type of the loaded modules */
   eventTypes: string[];
+  /** where uploaded files are kept (config "files") */
+  files: FileStore;
 }
 
 /** One of many jobs of a kind sent at once: its data, and its tries if not the job's declaration. */
@@ -95,7 +98,7 @@ export interface EntityData {
   remove(id: string, opts?: { ifMatch?: string }): Promise<void>;
   /** the API shape of a row, in the context's languages */
   toDto(row: Row): Dto;
-  /** the row as read plus the plain values of the named secret fields (a signing key to use, never to show); null unless the context can read it */
+  /** the row as read plus the plain values of the named secret fields (a signing key to use, never to show) or internal fields (a storage key); null unless the context can read it */
   reveal(id: string, secrets: string[]): Promise<Row | null>;
 }
 
@@ -229,6 +232,15 @@ export class ModuleContext {
   /** HTTP calls to addresses outside the runtime (webhook targets), under the kernel's SSRF policy. */
   get http(): Outbound {
     return this.#services.outbound;
+  }
+
+  /**
+   * This tenant's files (uploads): put a stream under a new key, read, delete.
+   * The store knows no rows: keep the key in a row (an internal field) and
+   * check access through the row before serving or deleting its file.
+   */
+  get files(): TenantFiles {
+    return tenantFiles(this.#services.files, this.tenantId);
   }
 
   /** Permission codes a set of roles holds in this tenant. */

@@ -59,11 +59,22 @@ export interface JobDefinition<T = any> {
   cron?: string;
 }
 
-/** A custom route's schemas; `response` by status code ($ref to an entity's schema by id, e.g. Type.Ref('CrmLead')). */
+/**
+ * A custom route's schemas; `response` by status code ($ref to an entity's
+ * schema by id, e.g. Type.Ref('CrmLead')). A response that is a file, not
+ * JSON, says so with its media type: `Type.String({ format: 'binary', mediaType: 'application/octet-stream' })`.
+ */
 export interface RouteSchemas {
   params?: TSchema;
   querystring?: TSchema;
   body?: TSchema;
+  /**
+   * The route takes a multipart/form-data upload instead of a JSON body: the
+   * form's fields as the document shows them, the file as
+   * `Type.String({ format: 'binary' })`. The handler reads it as a stream with
+   * readUpload(request), which checks it (this schema is not applied).
+   */
+  upload?: TSchema;
   response?: Record<number, TSchema>;
   /** problem codes the handler raises beyond what its data access may (DATA_WRITE_PROBLEMS), e.g. PRECONDITION_FAILED for an If-Match it honours: documented in OpenAPI */
   problems?: ErrorCode[];

@@ -11,6 +11,7 @@ import type { PlinthEvent } from '../data/outbox.ts';
 import type { EntityHooks } from './hooks.ts';
 import type { Outbox } from '../data/outbox.ts';
 import type { EventCatalog } from '../manifest/events.ts';
+import type { FileStore } from '../files/file-store.ts';
 
 export interface ServiceDeps {
   models: Map<string, EntityModel>;
@@ -28,6 +29,7 @@ export interface ServiceDeps {
   enqueue(crud: CrudContext, job: string, data: unknown, opts: EnqueueOptions): Promise<string | null>;
   enqueueMany(crud: CrudContext, job: string, items: EnqueueItem[]): Promise<void>;
   outbound: Outbound;
+  files: FileStore;
 }
 
 export class KernelServices implements ContextServices {
@@ -81,6 +83,9 @@ export class KernelServices implements ContextServices {
   }
   get outbound(): Outbound {
     return this.#deps.outbound;
+  }
+  get files(): FileStore {
+    return this.#deps.files;
   }
   enqueue(crud: CrudContext, job: string, data: unknown, opts: EnqueueOptions): Promise<string | null> {
     return this.#deps.enqueue(crud, job, data, opts);

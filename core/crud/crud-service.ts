@@ -281,13 +281,14 @@ export class CrudService {
 
   /**
    * Row `id` as the caller reads it plus the plain values of secret fields
-   * `secrets`, for module code that must use them (a webhook's signing key);
-   * null unless the caller can read the row. Never for a response.
+   * `secrets`, for module code that must use them (a webhook's signing key),
+   * or of internal fields as stored (a file's storage key); null unless the
+   * caller can read the row. Never for a response.
    */
   async reveal(ctx: CrudContext, id: string, secrets: string[]): Promise<Row | null> {
     const fields = secrets.map((name) => {
       const f = this.model.byName.get(name);
-      if (!f?.secret) throw new Error(`${this.model.name}.${name} is no secret field`);
+      if (!f?.secret && !f?.internal) throw new Error(`${this.model.name}.${name} is no secret or internal field`);
       return f;
     });
     const scope = this.scope(ctx, 'read');
@@ -299,6 +300,10 @@ export class CrudService {
     for (const f of fields) {
       const value = row[`sealed:${f.name}`];
       delete row[`sealed:${f.name}`];
+      if (!f.secret) {
+        row[f.name] = value ?? null;
+        continue;
+      }
       if (typeof value === 'string' && !this.#secrets) throw new Error(`${this.model.name}.${f.name} is secret, but no SecretBox was given`);
       row[f.name] = typeof value === 'string' ? this.#secrets!.decrypt(value) : null;
     }

@@ -14,6 +14,8 @@ export const RESPONSE_HEADERS = {
   'Content-Language': { type: 'string', description: 'languages of the translatable fields in the body (comma list)' },
   'Retry-After': { type: 'string', pattern: '^\\d+$', description: 'seconds to wait before trying again' },
   'Cache-Control': { type: 'string', description: 'no-store: keep tokens out of every cache' },
+  'Content-Disposition': { type: 'string', description: 'attachment; filename="…"; filename*=UTF-8\'\'…: save the body as a file of this name' },
+  'X-Content-Type-Options': { type: 'string', enum: ['nosniff'], description: 'nosniff: take Content-Type as sent' },
 } as const;
 
 export type ResponseHeader = keyof typeof RESPONSE_HEADERS;
@@ -23,8 +25,8 @@ export type ResponseHeader = keyof typeof RESPONSE_HEADERS;
  * description in words and the headers it carries (Fastify serialises the
  * `content` schema, as for the problem responses).
  */
-export function success(schema: TSchema | Record<string, unknown>, description: string, headers: ResponseHeader[] = []) {
+export function success(schema: TSchema | Record<string, unknown>, description: string, headers: ResponseHeader[] = [], mediaType = 'application/json') {
   const documented = headers.length ? { headers: Object.fromEntries(headers.map((h) => [h, RESPONSE_HEADERS[h]])) } : {};
   if ((schema as { type?: unknown }).type === 'null') return { ...schema, description, ...documented };
-  return { description, ...documented, content: { 'application/json': { schema } } };
+  return { description, ...documented, content: { [mediaType]: { schema } } };
 }

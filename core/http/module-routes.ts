@@ -50,7 +50,8 @@ function registerCustomRoute(app: FastifyInstance, kernel: Kernel, module: Loade
     throw new ManifestError(module.file, `/routes/${index}/schema`, `the schemas of "${route.handler}" are declared in its handler too; keep one`);
   if (route.auth && !kernel.authenticators.has(route.auth)) throw new ManifestError(module.file, `/routes/${index}/auth`, `no plugin exports an authenticator "${route.auth}"`);
   const subject = kernel.models.get(route.access.subject);
-  const schema = (route.schema ?? handler.schema) as NonNullable<CustomRoute['schema']>;
+  const schema = (route.schema ?? handler.schema) as NonNullable<CustomRoute['schema']> & { upload?: unknown };
+  if (schema.upload && schema.body) throw new ManifestError(module.file, `/routes/${index}/handler`, `"${route.handler}" declares a JSON body and an upload; a route takes one`);
   app.route({
     method: route.method,
     url: route.path,
@@ -58,6 +59,7 @@ function registerCustomRoute(app: FastifyInstance, kernel: Kernel, module: Loade
       access: { auth: route.auth ? 'module' : 'user', authenticator: route.auth, admin: route.admin, company: subject?.scope === 'company', can: route.access },
       // a handler works through the entities' data access, so it may answer what that answers
       problems: [...DATA_WRITE_PROBLEMS, ...(handler.schema.problems ?? [])],
+      ...(schema.upload ? { multipart: true } : {}),
     },
     schema: {
       operationId: `${camel(module.manifest.id)}${route.handler[0].toUpperCase()}${route.handler.slice(1)}`,
@@ -68,6 +70,8 @@ function registerCustomRoute(app: FastifyInstance, kernel: Kernel, module: Loade
       // none declared: an unknown query parameter is a 400, as on every generated route
       querystring: schema.querystring ?? { type: 'object', properties: {}, additionalProperties: false },
       ...(schema.body ? { body: schema.body } : {}),
+      // documented, not validated (http/validation.ts): the handler reads the upload as a stream (readUpload)
+      ...(schema.upload ? { body: { content: { 'multipart/form-data': { schema: schema.upload } } } } : {}),
       response: documentedResponses(
         schema.response ?? {},
         route.summary,
@@ -81,15 +85,16 @@ function registerCustomRoute(app: FastifyInstance, kernel: Kernel, module: Loade
 /**
  * A handler's success schemas as documented responses: described in words (the
  * schema's description, else the route's summary) with the headers the schema
- * names (`headers: ['location']`), which are no part of the body.
+ * names (`headers: ['location']`), which are no part of the body; a file, not
+ * JSON, names its media type (`mediaType: 'application/octet-stream'`).
  */
 function documentedResponses(response: Record<string, unknown>, summary: string | undefined, unknownHeader: (name: string) => Error): Record<string, unknown> {
   return Object.fromEntries(
     Object.entries(response).map(([status, raw]) => {
-      const { description, headers, ...schema } = raw as { description?: string; headers?: ResponseHeader[] };
+      const { description, headers, mediaType, ...schema } = raw as { description?: string; headers?: ResponseHeader[]; mediaType?: string };
       const unknown = headers?.find((h) => !(h in RESPONSE_HEADERS));
       if (unknown) throw unknownHeader(unknown);
-      return [status, success(schema, description ?? summary ?? `Status ${status}`, headers)];
+      return [status, success(schema, description ?? summary ?? `Status ${status}`, headers, mediaType)];
     }),
   );
 }

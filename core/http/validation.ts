@@ -64,7 +64,9 @@ export function installValidators(app: FastifyInstance, shared: () => AnySchema[
   let text: Ajv | undefined;
   // routes share most schemas (ids, item queries, headers): compile each once
   const cache = new Map<string, Validate>();
-  app.setValidatorCompiler(({ schema, httpPart }) => {
+  app.setValidatorCompiler(({ schema, httpPart, contentType }) => {
+    // a multipart body is no object Fastify parsed: its handler reads it as a stream and checks it (files/upload.ts)
+    if (httpPart === 'body' && contentType?.startsWith('multipart/')) return () => true;
     const strict = httpPart === 'body';
     const key = `${strict}:${JSON.stringify(schema)}`;
     let validate = cache.get(key);

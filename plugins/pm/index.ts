@@ -11,6 +11,7 @@ import { listPriorities } from './priorities.ts';
 import { commentArchiveHooks, attachmentArchiveHooks } from './archive-hooks.ts';
 import { listCommentRevisions, commentHooks, deleteComment } from './comments.ts';
 import { activitySubscriber } from './activity.ts';
+import { attachmentHooks, getAttachmentContent, taskAttachmentHooks, createAttachment } from './attachments.ts';
 import { dueReminders, notificationSubscriber, setAllNotificationsRead, getUnreadNotificationCount } from './notifications.ts';
 
 export const handlers: PluginModule['handlers'] = {
@@ -23,6 +24,8 @@ export const handlers: PluginModule['handlers'] = {
   deleteComment,
   setAllNotificationsRead,
   getUnreadNotificationCount,
+  createAttachment,
+  getAttachmentContent,
   getProgressReport,
   getTaskDistribution,
   getWorkload,
@@ -34,9 +37,9 @@ export const hooks: PluginModule['hooks'] = {
   ProjectMember: memberHooks,
   TaskStatus: statusHooks,
   StatusMove: statusMoveHooks,
-  Task: taskHooks,
+  Task: [taskHooks, taskAttachmentHooks],
   Comment: [commentArchiveHooks, commentHooks],
-  Attachment: [attachmentArchiveHooks],
+  Attachment: [attachmentArchiveHooks, attachmentHooks],
 };
 
 export const subscribers: PluginModule['subscribers'] = {
