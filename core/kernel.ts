@@ -71,6 +71,8 @@ export interface Kernel {
   eventRuntime: EventRuntime;
   /** starts dispatching events and working jobs in this process (the server does, with config.workers) */
   startWorkers(log: Log): Promise<void>;
+  /** every module's write hooks by entity (context/hooks.ts) */
+  hooks: Map<string, EntityHooks[]>;
   /** principals other than users, by name, from the modules' plugins */
   authenticators: Map<string, Authenticator>;
   /** uploaded files, one folder per tenant (module code reaches them as ctx.files) */
@@ -160,12 +162,13 @@ export async function openKernel(config: Config): Promise<Kernel> {
     },
   } as Kernel;
   kernel.authenticators = authenticatorsOf(modules);
+  kernel.hooks = hooksByEntity(modules, models);
   kernel.abilities = new AbilityFactory(kernel.permissions, new RoleDirectory(kernel));
   const unsubscribe = roleChanges.subscribe((tenantId) => kernel.abilities.invalidate(tenantId));
   kernel.services = new KernelServices({
     models,
     secrets: kernel.secrets,
-    hooks: hooksByEntity(modules, models),
+    hooks: kernel.hooks,
     codesOf: (tenantId, roles) => kernel.abilities.codes(tenantId, roles),
     isKnownCode: (code) => kernel.permissions.has(code),
     revokeRefreshTokens: (ctx, userId) => new Identity(kernel).revokeAllOf(ctx.em, userId),

@@ -3,10 +3,17 @@
 // run for every write of the entity: generated routes and module code alike.
 import type { WriteEvent, BeforeWriteEvent } from '../crud/crud-service.ts';
 import type { ModuleContext } from './module-context.ts';
+import type { ErrorCode } from '../errors.ts';
 
 export type { WriteEvent, BeforeWriteEvent };
 
 export interface EntityHooks {
+  /**
+   * Problem codes the hooks' refusals answer beyond the kernel's own, per
+   * write (e.g. { update: ['INVALID_TRANSITION'] } for a flow the module
+   * checks): the entity's generated write routes document them in OpenAPI.
+   */
+  problems?: Partial<Record<'create' | 'update' | 'delete', ErrorCode[]>>;
   /**
    * Inside the write's transaction, once the old row is locked (`before`;
    * null on create) and before the input is checked: may return a changed

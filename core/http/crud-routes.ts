@@ -280,10 +280,13 @@ function writeProblems(kernel: Kernel, model: EntityModel, nested: boolean): Rec
   const locked: ErrorCode[] = model.transitions?.lockedIn?.length || lockingParent ? ['STATE_LOCKED'] : [];
   const flow: ErrorCode[] = model.transitions ? ['INVALID_TRANSITION'] : [];
   const parentMissing: ErrorCode[] = nested || parents.length ? ['NOT_FOUND'] : [];
+  // what the modules' write hooks say their refusals answer
+  const hooked = (op: 'create' | 'update' | 'delete') => (kernel.hooks.get(model.name) ?? []).flatMap((h) => h.problems?.[op] ?? []);
+  const unique = (codes: ErrorCode[]) => [...new Set(codes)];
   return {
-    create: ['CONFLICT', 'FORBIDDEN', ...parentMissing, ...(lockingParent ? (['STATE_LOCKED'] as ErrorCode[]) : []), ...flow],
-    update: ['NOT_FOUND', 'CONFLICT', 'FORBIDDEN', 'PRECONDITION_FAILED', ...locked, ...flow],
-    delete: ['NOT_FOUND', 'CONFLICT', 'FORBIDDEN', 'PRECONDITION_FAILED', ...locked],
+    create: unique(['CONFLICT', 'FORBIDDEN', ...parentMissing, ...(lockingParent ? (['STATE_LOCKED'] as ErrorCode[]) : []), ...flow, ...hooked('create')]),
+    update: unique(['NOT_FOUND', 'CONFLICT', 'FORBIDDEN', 'PRECONDITION_FAILED', ...locked, ...flow, ...hooked('update')]),
+    delete: unique(['NOT_FOUND', 'CONFLICT', 'FORBIDDEN', 'PRECONDITION_FAILED', ...locked, ...hooked('delete')]),
   };
 }
 

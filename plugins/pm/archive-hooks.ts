@@ -4,6 +4,7 @@ import type { EntityHooks } from '../../core/plugin-api.ts';
 import { assertTaskOpen } from './rules.ts';
 
 const frozenWithTask: EntityHooks = {
+  problems: { create: ['STATE_LOCKED'], update: ['STATE_LOCKED'], delete: ['STATE_LOCKED'] },
   async beforeWrite(ctx, { op, input, before }) {
     await assertTaskOpen(ctx, op === 'create' ? input?.taskId : before?.taskId);
   },

@@ -48,6 +48,7 @@ export async function moveRule(ctx: ModuleContext, task: Row): Promise<(to: stri
 }
 
 export const statusHooks: EntityHooks = {
+  problems: { create: ['STATE_LOCKED'], update: ['STATE_LOCKED', 'UNPROCESSABLE'], delete: ['STATE_LOCKED'] },
   async beforeWrite(ctx, { op, input, before }) {
     if (op === 'create' || !before) return void (await assertProjectOpen(ctx, input?.projectId));
     await assertProjectOpen(ctx, before.projectId);
@@ -72,6 +73,7 @@ export const statusHooks: EntityHooks = {
 };
 
 export const statusMoveHooks: EntityHooks = {
+  problems: { create: ['STATE_LOCKED', 'UNPROCESSABLE'], update: ['STATE_LOCKED', 'UNPROCESSABLE'], delete: ['STATE_LOCKED'] },
   async beforeWrite(ctx, { op, before }) {
     if (op !== 'create' && before) await assertProjectOpen(ctx, before.projectId);
   },

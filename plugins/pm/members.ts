@@ -5,6 +5,7 @@ import { httpError, type EntityHooks } from '../../core/plugin-api.ts';
 import { assertProjectOpen } from './rules.ts';
 
 export const memberHooks: EntityHooks = {
+  problems: { create: ['STATE_LOCKED'], update: ['STATE_LOCKED'], delete: ['STATE_LOCKED'] },
   async beforeWrite(ctx, { op, input, before }) {
     // a create's project comes from its path, known after the insert (afterWrite)
     if (op === 'create' || !before) return;

@@ -13,6 +13,7 @@ export const DEFAULT_FLOW = [
 ];
 
 export const projectHooks: EntityHooks = {
+  problems: { update: ['STATE_LOCKED', 'UNPROCESSABLE'], delete: ['STATE_LOCKED'] },
   async beforeWrite(ctx, { op, input, before }) {
     if (op === 'create' || !before) return;
     // archive/unarchive change nothing a body names (they set archived themselves)

@@ -33,6 +33,7 @@ async function checkParent(ctx: ModuleContext, self: string | null, projectId: s
 }
 
 export const taskHooks: EntityHooks = {
+  problems: { create: ['STATE_LOCKED', 'UNPROCESSABLE'], update: ['STATE_LOCKED', 'UNPROCESSABLE', 'INVALID_TRANSITION'], delete: ['STATE_LOCKED'] },
   async beforeWrite(ctx, { op, input = {}, before }) {
     if (op === 'delete') return void (await assertProjectOpen(ctx, before?.projectId));
     const out: Row = { ...input };

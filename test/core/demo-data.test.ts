@@ -18,7 +18,13 @@ t.test("every module's list answers rows after seeding", async (t) => {
   // a create makes (uploads, logs and notices come from module code and events, not from demo rows)
   for (const module of ctx.kernel.modules.filter((m) => m.manifest.id !== 'core')) {
     for (const route of module.manifest.routes ?? []) {
-      if (!('entity' in route) || !route.entity || route.path.includes(':') || ('operations' in route && route.operations && !(route.operations.includes('list') && route.operations.includes('create')))) continue;
+      if (
+        !('entity' in route) ||
+        !route.entity ||
+        route.path.includes(':') ||
+        ('operations' in route && route.operations && !(route.operations.includes('list') && route.operations.includes('create')))
+      )
+        continue;
       const list = expectStatus(await api(`${route.path}?size=1`), 200, route.path);
       t.ok(list.total > 0, `${route.path}: ${list.total} rows`);
     }

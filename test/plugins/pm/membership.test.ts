@@ -47,3 +47,14 @@ t.test('the last owner cannot be removed or demoted', async (t) => {
   const owners = expectStatus(await ctx.as(tenant.adminToken, { method: 'GET', url: `${url}?role=owner` }), 200, 'owners');
   t.equal(owners.total, 1, 'one owner left');
 });
+
+t.test('a PM user sees the user directory: names and e-mails, nothing more', async (t) => {
+  const me = await pm.user();
+  const other = await pm.user();
+  const read = expectStatus(await me.api('GET', `/api/users/${other.id}`), 200, 'read a user');
+  t.equal(read.id, other.id);
+  t.type(read.name, 'string');
+  t.match(read.email, /@/);
+  t.equal(read.primaryCompanyId, null, 'fields beyond the directory read as null');
+  expectProblem(t, await me.api('PATCH', `/api/users/${other.id}`, { name: 'x' }), 403, 'FORBIDDEN');
+});

@@ -5,9 +5,9 @@ import { apiAs, expectStatus, type Api } from '../core/core-api.ts';
 
 export { expectProblem, expectStatus, UNKNOWN_ID } from '../core/core-api.ts';
 
-/** A PM user reads users too (to name assignees and members). */
-export const PM_USER = ['erp:pm:view', 'core:user:view'];
-export const PM_ADMIN = ['erp:pm:admin', 'core:user:view'];
+/** erp:pm:view alone: its grants include the user directory (name, e-mail) for members and assignees. */
+export const PM_USER = ['erp:pm:view'];
+export const PM_ADMIN = ['erp:pm:admin'];
 export const ROLES = ['owner', 'manager', 'member', 'viewer'] as const;
 export type Role = (typeof ROLES)[number];
 

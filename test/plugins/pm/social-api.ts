@@ -64,8 +64,7 @@ export async function socialWorld(t: Teardown, opts: { workers?: boolean } = {})
   const tenant = await ctx.tenant();
   const admin = caller(ctx, tenant.adminToken);
   const person = async (): Promise<Person> => {
-    // core:user:view: a comment's author, a task's assignee reference users, which the caller must be able to read
-    const u = await ctx.user(tenant, { codes: ['erp:pm:view', 'core:user:view'] });
+    const u = await ctx.user(tenant, { codes: ['erp:pm:view'] });
     return { ...u, call: caller(ctx, u.token) };
   };
   const [owner, member, viewer, outsider] = [await person(), await person(), await person(), await person()];

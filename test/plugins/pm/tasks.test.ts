@@ -151,3 +151,14 @@ t.test('unhappy paths: wrong types, unknown fields, huge strings, stale If-Match
   expectProblem(t, await owner.api('GET', `/api/pm/tasks/${UNKNOWN_ID}/transitions`), 404, 'NOT_FOUND');
   expectProblem(t, await owner.api('GET', '/api/pm/tasks/not-a-uuid/transitions'), 400, 'VALIDATION_FAILED');
 });
+
+t.test('OpenAPI documents the codes the task rules answer on the generated writes', async (t) => {
+  const doc = (await ctx.app.inject({ method: 'GET', url: '/api-docs/json' })).json();
+  const text = (op: { responses: Record<string, unknown> }, status: string) => JSON.stringify(op.responses[status] ?? null);
+  const patch = doc.paths['/api/pm/tasks/{id}'].patch;
+  t.match(text(patch, '422'), /INVALID_TRANSITION/, 'a move the flow refuses');
+  t.match(text(patch, '422'), /UNPROCESSABLE/, 'a status of another project');
+  t.match(text(patch, '409'), /STATE_LOCKED/, 'an archived project');
+  t.match(text(doc.paths['/api/pm/tasks'].post, '422'), /UNPROCESSABLE/);
+  t.notMatch(text(doc.paths['/api/pm/notifications/{id}'].patch, '422'), /INVALID_TRANSITION/, 'only where a hook declares it');
+});
