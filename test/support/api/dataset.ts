@@ -59,7 +59,7 @@ function creationOrder(api: Api): ApiOperation[] {
 
 const versionOf = (res: { headers: Record<string, unknown> }) => Number(String(res.headers.etag ?? '').replace(/"/g, ''));
 
-/** copies: rows per entity; copy i refers to copy i of each parent (so composite unique keys stay unique). */
+/** copies: rows per entity; copy i refers to copy i of each parent (so composite unique keys stay unique); a reference to the entity itself (a parent task) stays empty, as it may have to name a row of the same parent. */
 export async function buildDataset(app: FastifyInstance, api: Api, o: { token: string; company?: string; marker: string; seed: number; copies?: number }): Promise<Dataset> {
   const rows: DataRow[] = [];
   const first = (entity: string) => rows.find((r) => r.entity === entity);
@@ -75,7 +75,7 @@ export async function buildDataset(app: FastifyInstance, api: Api, o: { token: s
       const entity = op.entity!;
       // texts of company rows and of tenant rows carry markers of their own: another company of the tenant may see the latter
       const marker = `${o.marker}${api.model(entity)?.scope === 'company' ? 'c' : 't'}`;
-      const body = (op.body ? exampleOf(api, op.body, { marker, seed: o.seed, entity, counter, ref: (target) => (target ? nth(target, copy)?.id : undefined) }) : {}) as Record<string, unknown>;
+      const body = (op.body ? exampleOf(api, op.body, { marker, seed: o.seed, entity, counter, ref: (target) => (target && target !== entity ? nth(target, copy)?.id : undefined) }) : {}) as Record<string, unknown>;
       const params = Object.fromEntries(op.pathParams.map((p) => [p, nth(op.addresses[p], copy)?.id ?? '']));
       const res = await app.inject({ method: 'POST', url: fillPath(op.path, params), headers, payload: body } as InjectOptions);
       if (res.statusCode !== 201) throw new Error(`dataset: ${op.id} ${JSON.stringify(body)} -> ${res.statusCode} ${res.body}`);
