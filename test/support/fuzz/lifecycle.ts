@@ -17,8 +17,8 @@ const pick = <T>(items: () => T[], none: fc.Arbitrary<T>) =>
     const all = items();
     return all.length ? fc.constant(all[i % all.length]) : none;
   });
-/** Answers a valid body may still get: taken unique values, locked states, a computed value its column cannot hold. */
-const DOMAIN = new Set(['CONFLICT', 'STATE_LOCKED', 'VALIDATION_FAILED']);
+/** Answers a valid body may still get: taken unique values, locked states, a computed value its column cannot hold, rows a module's rule will not combine (a status of another project). */
+const DOMAIN = new Set(['CONFLICT', 'STATE_LOCKED', 'VALIDATION_FAILED', 'UNPROCESSABLE']);
 
 export interface Chains {
   entity: string;
