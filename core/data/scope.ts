@@ -15,8 +15,11 @@
 // Relational conditions: `{ "$exists": { "entity": "ProjectMember",
 // "on": { "projectId": "id" }, "where": { "userId": "${user.id}" } } }` holds
 // for rows that some row of the other entity points at (`on` maps its fields
-// to this entity's), compiled to an `exists (select 1 …)` subquery: membership
-// checks never load the caller's memberships into memory.
+// to this entity's), compiled to a subquery: membership checks never load the
+// caller's memberships into memory. A one-column `on` becomes an uncorrelated
+// `in (select …)` that PostgreSQL evaluates once per statement, so a grant
+// like "my projects' tasks, or my personal ones" costs a hash probe per row
+// rather than an index lookup per row; wider ones a correlated `exists`.
 import type { EntityModel } from '../model/entity-model.ts';
 import { bind, usesCaller } from '../access/permission-catalog.ts';
 import { q, type Params } from './sql.ts';
@@ -109,10 +112,16 @@ function exists(models: Models, model: EntityModel, rel: Related, alias: string,
   const other = models.get(rel.entity);
   if (!other) throw new Error(`relational condition on unknown entity "${rel.entity}"`);
   const inner = `r${depth + 1}`;
-  const joins = Object.entries(rel.on)
-    .map(([theirs, ours]) => `${inner}.${q(columnOf(other, theirs)!)} = ${alias}.${q(columnOf(model, ours)!)}`)
-    .join(' and ');
   const where = compile(models, other, rel.where ?? {}, inner, depth + 1);
+  const pairs = Object.entries(rel.on);
+  if (pairs.length === 1) {
+    // one column: an uncorrelated `in`, which PostgreSQL runs once (a semi-join, or a hashed set inside an
+    // $or) rather than once per row; the null guards keep exists' meaning under $not
+    const ours = `${alias}.${q(columnOf(model, pairs[0][1])!)}`;
+    const theirs = `${inner}.${q(columnOf(other, pairs[0][0])!)}`;
+    return (p) => `(${ours} is not null and ${ours} in (select ${theirs} from ${p.table(other.table)} ${inner} where ${theirs} is not null and ${where(p)}))`;
+  }
+  const joins = pairs.map(([theirs, ours]) => `${inner}.${q(columnOf(other, theirs)!)} = ${alias}.${q(columnOf(model, ours)!)}`).join(' and ');
   return (p) => `exists (select 1 from ${p.table(other.table)} ${inner} where ${joins} and ${where(p)})`;
 }
 

@@ -64,23 +64,28 @@ t.test('caller placeholders are bound per statement, never compiled in', async (
   t.throws(() => sql(note, { unit: '${user.id}' }, null), /no caller/, 'a statement without a caller cannot bind one');
 });
 
-t.test('relational conditions compile to exists subqueries', async (t) => {
+t.test('relational conditions compile to subqueries: one column an uncorrelated in, more a correlated exists', async (t) => {
   const member = { $exists: { entity: 'Member', on: { projectId: 'id' }, where: { userId: '${user.id}', role: { $in: ['owner', 'manager'] } } } };
   t.same(sql(project, member), {
-    text: '(t."company_id" = $1) and (exists (select 1 from "tenant_x"."pm_members" r1 where r1."project_id" = t."id" and (r1."user_id" = $2) and (r1."role" = any($3))))',
+    text: '(t."company_id" = $1) and ((t."id" is not null and t."id" in (select r1."project_id" from "tenant_x"."pm_members" r1 where r1."project_id" is not null and (r1."user_id" = $2) and (r1."role" = any($3)))))',
     values: ['c1', 'alice', ['owner', 'manager']],
   });
-  t.same(sql(project, { $or: [{ leadId: '${user.id}' }, member] }).text.match(/exists/g)?.length, 1, 'inside $or');
+  t.same(sql(project, { $or: [{ leadId: '${user.id}' }, member] }).text.match(/ in \(select/g)?.length, 1, 'inside $or');
   const nested = { $exists: { entity: 'Member', on: { projectId: 'id' }, where: { $exists: { entity: 'Member', on: { userId: 'userId' }, where: { role: 'owner' } } } } };
   t.match(
     sql(project, nested).text,
-    /from "tenant_x"."pm_members" r1 where r1."project_id" = t."id" and exists \(select 1 from "tenant_x"."pm_members" r2 where r2."user_id" = r1."user_id" and r2."role" = \$2\)/,
+    /from "tenant_x"."pm_members" r1 where r1."project_id" is not null and \(r1."user_id" is not null and r1."user_id" in \(select r2."user_id" from "tenant_x"."pm_members" r2 where r2."user_id" is not null and r2."role" = \$2\)\)/,
     'each level its own alias',
   );
   t.same(
     sql(project, { $exists: { entity: 'Member', on: { projectId: 'id' } } }).text,
-    '(t."company_id" = $1) and (exists (select 1 from "tenant_x"."pm_members" r1 where r1."project_id" = t."id" and true))',
+    '(t."company_id" = $1) and ((t."id" is not null and t."id" in (select r1."project_id" from "tenant_x"."pm_members" r1 where r1."project_id" is not null and true)))',
     'no where: any related row',
+  );
+  t.same(
+    sql(project, { $exists: { entity: 'Member', on: { projectId: 'id', userId: 'leadId' } } }).text,
+    '(t."company_id" = $1) and (exists (select 1 from "tenant_x"."pm_members" r1 where r1."project_id" = t."id" and r1."user_id" = t."lead_id" and true))',
+    'two columns: a correlated exists',
   );
 });
 

@@ -75,7 +75,10 @@ export async function buildDataset(app: FastifyInstance, api: Api, o: { token: s
       const entity = op.entity!;
       // texts of company rows and of tenant rows carry markers of their own: another company of the tenant may see the latter
       const marker = `${o.marker}${api.model(entity)?.scope === 'company' ? 'c' : 't'}`;
-      const body = (op.body ? exampleOf(api, op.body, { marker, seed: o.seed, entity, counter, ref: (target) => (target && target !== entity ? nth(target, copy)?.id : undefined) }) : {}) as Record<string, unknown>;
+      const body = (op.body ? exampleOf(api, op.body, { marker, seed: o.seed, entity, counter, ref: (target) => (target && target !== entity ? nth(target, copy)?.id : undefined) }) : {}) as Record<
+        string,
+        unknown
+      >;
       const params = Object.fromEntries(op.pathParams.map((p) => [p, nth(op.addresses[p], copy)?.id ?? '']));
       const res = await app.inject({ method: 'POST', url: fillPath(op.path, params), headers, payload: body } as InjectOptions);
       if (res.statusCode !== 201) throw new Error(`dataset: ${op.id} ${JSON.stringify(body)} -> ${res.statusCode} ${res.body}`);
