@@ -91,8 +91,12 @@ export interface EntityData {
   aggregate(query: AggregateQuery): Promise<AggregateRow[]>;
   /** 404 unless the caller can read it */
   read(id: string): Promise<Row>;
-  /** read, and locked until the transaction ends (call inside ctx.transaction) */
-  lock(id: string): Promise<Row>;
+  /**
+   * read, and locked until the transaction ends (call inside ctx.transaction);
+   * `shared`: writes of the row wait for it, other shared lockers do not (a
+   * rule that depends on a parent row's state, while a change of that state waits)
+   */
+  lock(id: string, opts?: { shared?: boolean }): Promise<Row>;
   create(input: Record<string, unknown>, opts?: WriteOptions & { internal?: Row }): Promise<Row>;
   update(id: string, input: Record<string, unknown>, opts?: WriteOptions & { ifMatch?: string; replace?: boolean }): Promise<Row>;
   remove(id: string, opts?: { ifMatch?: string }): Promise<void>;
@@ -151,9 +155,9 @@ export class ModuleContext {
       count: (where = {}) => service.count(ctx, where),
       aggregate: (query) => service.aggregate(ctx, query),
       read: (id) => service.read(ctx, id),
-      lock: async (id) => {
+      lock: async (id, opts = {}) => {
         if (!ctx.tx) throw new Error('lock() needs a transaction: call it inside ctx.transaction()');
-        return service.lock(ctx, id);
+        return service.lock(ctx, id, opts.shared);
       },
       create: (input, opts = {}) => service.create(ctx, input, opts.internal ?? {}, {}, opts),
       update: (id, input, opts = {}) => service.update(ctx, id, input, { replace: false, ...opts }),

@@ -227,8 +227,8 @@ export class CrudService {
    * Row `id`, locked until the transaction of `ctx` ends (module code runs
    * it inside ctx.transaction); 404 unless the caller can read it.
    */
-  async lock(ctx: CrudContext, id: string): Promise<Row> {
-    const row = await this.#find(ctx, id, 'read', true);
+  async lock(ctx: CrudContext, id: string, shared = false): Promise<Row> {
+    const row = await this.#find(ctx, id, 'read', shared ? 'share' : true);
     if (!row) throw httpError('NOT_FOUND', `${this.model.name} ${id} does not exist`);
     return row;
   }
@@ -238,7 +238,7 @@ export class CrudService {
    * for a read, whole (field rules aside) for a write, whose `may` flag says
    * whether `check` allows it too, and `fields` flags which fields they may change.
    */
-  async #find(ctx: CrudContext, id: string, check: string, lock: boolean, bound?: Bound, fields: Flags = {}): Promise<Row | null> {
+  async #find(ctx: CrudContext, id: string, check: string, lock: boolean | 'share', bound?: Bound, fields: Flags = {}): Promise<Row | null> {
     const scope = this.scope(ctx, 'read');
     if (!scope) return null;
     const where = bound ? and([scope, matching(this.model, bound)]) : scope;

@@ -65,9 +65,10 @@ export class Table {
     if (model.scope === 'company') this.#writable.set('companyId', { column: 'company_id', json: false });
   }
 
-  /** The row `id` where `where` holds; `lock` takes its row lock for the transaction. */
-  async byId(em: EntityManager, p: Params, id: string, where: Fragment, opts: { lock?: boolean; flags?: Flags; columns?: Fragment } = {}): Promise<Row | null> {
-    const sql = `select ${opts.columns?.(p) ?? this.columns}${this.#flags(p, opts.flags)} from ${p.table(this.model.table)} t where t."id" = ${p.add(id)} and ${where(p)}${opts.lock ? ' for update of t' : ''}`;
+  /** The row `id` where `where` holds; `lock` takes its row lock for the transaction ('share': a lock writers of the row wait for, not other sharers). */
+  async byId(em: EntityManager, p: Params, id: string, where: Fragment, opts: { lock?: boolean | 'share'; flags?: Flags; columns?: Fragment } = {}): Promise<Row | null> {
+    const lock = opts.lock === 'share' ? ' for share of t' : opts.lock ? ' for update of t' : '';
+    const sql = `select ${opts.columns?.(p) ?? this.columns}${this.#flags(p, opts.flags)} from ${p.table(this.model.table)} t where t."id" = ${p.add(id)} and ${where(p)}${lock}`;
     return this.#unflag((await run(em, sql, p.values))[0] ?? null);
   }
 

@@ -74,12 +74,10 @@ export const statusHooks: EntityHooks = {
 
 export const statusMoveHooks: EntityHooks = {
   problems: { create: ['STATE_LOCKED', 'UNPROCESSABLE'], update: ['STATE_LOCKED', 'UNPROCESSABLE'], delete: ['STATE_LOCKED'] },
-  async beforeWrite(ctx, { op, before }) {
-    if (op !== 'create' && before) await assertProjectOpen(ctx, before.projectId);
-  },
-  async afterWrite(ctx, { after }) {
+  // checked once the kernel holds the project locked (the move's parent in the path), as for members
+  async afterWrite(ctx, { before, after }) {
+    await assertProjectOpen(ctx, (after ?? before)?.projectId);
     if (!after) return;
-    await assertProjectOpen(ctx, after.projectId);
     const statuses = ctx.system().data('TaskStatus');
     for (const field of ['fromStatusId', 'toStatusId']) {
       if (!(await statuses.count({ id: after[field], projectId: after.projectId }))) throw unprocessable(`/${field}`, "must be a status of the move's project");

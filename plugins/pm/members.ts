@@ -7,9 +7,7 @@ import { assertProjectOpen } from './rules.ts';
 export const memberHooks: EntityHooks = {
   problems: { create: ['STATE_LOCKED'], update: ['STATE_LOCKED'], delete: ['STATE_LOCKED'] },
   async beforeWrite(ctx, { op, input, before }) {
-    // a create's project comes from its path, known after the insert (afterWrite)
     if (op === 'create' || !before) return;
-    await assertProjectOpen(ctx, before.projectId);
     const demoted = op === 'delete' || (input?.role !== undefined && input.role !== 'owner');
     if (before.role !== 'owner' || !demoted) return;
     await ctx.serialize(`pm:owners:${before.projectId}`);
@@ -20,7 +18,9 @@ export const memberHooks: EntityHooks = {
       });
     }
   },
-  async afterWrite(ctx, { op, after }) {
-    if (op === 'create' && after) await assertProjectOpen(ctx, after.projectId);
+  // the project is checked once the kernel holds it locked (a member's parent in the path), so an archive
+  // cannot slip in between; a lock taken earlier, shared, would deadlock with that one
+  async afterWrite(ctx, { before, after }) {
+    await assertProjectOpen(ctx, (after ?? before)?.projectId);
   },
 };

@@ -2,7 +2,7 @@
 // fixed once tasks exist, the project's status flow, archive/unarchive
 // (read-only, hidden from default lists), delete, isolation.
 import t from 'tap';
-import { build } from '../../helper.ts';
+import { build, onPglite } from '../../helper.ts';
 import { expectProblem, expectStatus, pmApi, PM_ADMIN, UNKNOWN_ID } from './pm-api.ts';
 
 const ctx = await build(t);
@@ -142,4 +142,19 @@ t.test('delete: 409 with tasks, 204 empty (members, statuses, moves go with it)'
   t.equal((await u.api('DELETE', `/api/pm/projects/${empty.id}`)).statusCode, 204);
   expectProblem(t, await u.api('GET', `/api/pm/projects/${empty.id}`), 404, 'NOT_FOUND');
   expectProblem(t, await u.api('GET', `/api/pm/status/${a.id}`), 404, 'NOT_FOUND', 'statuses went with it');
+});
+
+t.test('archiving while tasks are written: no task lands after the archive', async (t) => {
+  const rounds = onPglite ? 1 : 6;
+  for (let round = 0; round < rounds; round++) {
+    const team = await pm.team();
+    const p = team.project;
+    const writes = Array.from({ length: 4 }, (_, i) => team.member.api('POST', '/api/pm/tasks', { projectId: p.id, title: `racing ${i}` }));
+    const [archived, ...created] = await Promise.all([team.owner.api('POST', `/api/pm/projects/${p.id}/archive`), ...writes]);
+    const at = expectStatus(archived, 200, 'archive').archivedAt as string;
+    for (const res of created) {
+      if (res.statusCode === 409) t.equal(res.json().code, 'STATE_LOCKED');
+      else t.ok(expectStatus(res, 201, 'created').createdAt <= at, `round ${round}: a task created before the archive, or refused`);
+    }
+  }
 });
