@@ -2,6 +2,7 @@
 //   { "Category": [{ "$key": "tools", "name": "Tools" }], "Product": [{ "categoryId": "$tools", ... }] }
 // A reference may also name a row the module's own code made (a project's
 // default statuses) by its values: { "statusId": { "$find": { "projectId": "$web", "name": "Done" } } }.
+// "$admin" is the tenant's first administrator (the account the demo logs in with).
 // Rows go through the same scoped data access as API writes (same validation,
 // hooks, derived fields and audit), as the system, in a context without a
 // request; "$key" names a row so later rows, of any module loaded after it,
@@ -51,10 +52,10 @@ export async function seedDemoRows(kernel: Kernel, ctx: ModuleContext, data: Dem
   return count;
 }
 
-/** Every loaded module's demo data, in module order, for one company of a tenant; answers the rows written per module. */
-export async function seedModuleDemoData(kernel: Kernel, tenantId: string, companyId: string): Promise<Record<string, number>> {
+/** Every loaded module's demo data, in module order, for one company of a tenant and its first administrator ("$admin"); answers the rows written per module. */
+export async function seedModuleDemoData(kernel: Kernel, tenantId: string, companyId: string, adminUserId: string): Promise<Record<string, number>> {
   const ctx = await kernel.contextFor({ tenant: tenantId, principal: SYSTEM, companyId });
-  const keys = new Map<string, string>();
+  const keys = new Map<string, string>([['admin', adminUserId]]);
   const written: Record<string, number> = {};
   for (const module of kernel.modules) {
     const file = join(kernel.config.pluginsDir, module.manifest.id, 'demo-data.json');

@@ -22,7 +22,7 @@ export async function seedDemo(kernel: Kernel, log: (msg: string) => void = cons
     log(`demo platform operator: ${DEMO.operator.email} / ${DEMO.operator.password} (tenant "${PLATFORM_TENANT}")`);
   }
   const result = await provisionTenant(kernel, { id: DEMO.tenant, name: 'Demo Inc.', company: { code: 'DEMO', name: 'Demo Inc.' }, admin: DEMO.admin });
-  const written = await seedModuleDemoData(kernel, result.tenant.id, result.companyId);
+  const written = await seedModuleDemoData(kernel, result.tenant.id, result.companyId, result.adminUserId);
   const rows = Object.entries(written).map(([module, n]) => `${n} ${module}`);
   log(`demo tenant "${DEMO.tenant}": log in as ${DEMO.admin.email} / ${DEMO.admin.password} (sample rows: ${rows.join(', ') || 'none'})`);
   return written;

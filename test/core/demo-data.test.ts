@@ -8,10 +8,18 @@ import { SYSTEM } from '../../core/access/principal.ts';
 import { expectStatus } from '../plugins/crm/crm-api.ts';
 
 const ctx = await build(t);
+/** The tenant's first administrator, whom demo rows name as "$admin". */
+const adminOf = async (tenant: { id: string; companyId: string; adminEmail: string }) => {
+  const sys = await ctx.kernel.contextFor({ tenant: tenant.id, principal: SYSTEM, companyId: tenant.companyId });
+  return (await sys.data('User').find({ email: tenant.adminEmail }))[0].id as string;
+};
 
 t.test("every module's list answers rows after seeding", async (t) => {
   const tenant = await ctx.tenant();
-  const written = await seedModuleDemoData(ctx.kernel, tenant.id, tenant.companyId);
+  const admin = await adminOf(tenant);
+  const written = await seedModuleDemoData(ctx.kernel, tenant.id, tenant.companyId, admin);
+  const memberships = expectStatus(await ctx.as(tenant.adminToken, { method: 'GET', url: `/api/pm/tasks?assigneeId=me` }), 200, 'my tasks');
+  t.ok(memberships.total > 0, '"$admin" names the tenant\'s administrator: tasks are assigned to them');
   t.ok(written.catalog > 0 && written.crm > 0, `rows per module: ${JSON.stringify(written)}`);
   const api = (url: string) => ctx.as(tenant.adminToken, { method: 'GET', url });
   // each list route of a module beyond core (core's rows are the tenant's users, roles, companies) whose rows
@@ -33,7 +41,7 @@ t.test("every module's list answers rows after seeding", async (t) => {
 
 t.test('a quote with lines: totals computed as for an API write', async (t) => {
   const tenant = await ctx.tenant();
-  await seedModuleDemoData(ctx.kernel, tenant.id, tenant.companyId);
+  await seedModuleDemoData(ctx.kernel, tenant.id, tenant.companyId, await adminOf(tenant));
   const api = (url: string) => ctx.as(tenant.adminToken, { method: 'GET', url });
   const quotes = expectStatus(await api('/api/crm/quotes?sort=number'), 200, 'quotes').items;
   t.ok(quotes.length >= 2);
