@@ -49,7 +49,7 @@ export async function runShard(t: Test, shard: number, count: number): Promise<v
   t.comment(`fuzz shard ${shard}/${count}: FUZZ_SEED=${SEED} FUZZ_RUNS=${RUNS}; groups ${[...groups].join(', ')}; ready after ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
   for (const entity of [...groups].filter((g) => api.model(g))) {
-    const chains = await lifecycle(rec, entity, Math.max(6, Math.round(RUNS / 5)), SEED + hash(`${entity} lifecycle`));
+    const chains = await lifecycle(rec, entity, Math.max(16, Math.round(RUNS / 5)), SEED + hash(`${entity} lifecycle`));
     if (chains.attempts) t.ok(chains.completed > 0, `${entity}: ${chains.completed} of ${chains.attempts} valid create-read-update-delete chains completed`);
   }
 
