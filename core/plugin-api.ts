@@ -18,6 +18,7 @@ export { httpError } from './errors.ts';
 export { etag } from './crud/crud-service.ts';
 export { hashPassword } from './auth/passwords.ts';
 export { pick } from './i18n.ts';
+export { addDays } from './calendar.ts';
 export { ADMIN_ROLE } from './access/role-directory.ts';
 export { readUpload, type Upload } from './files/upload.ts';
 export type { TenantFiles, StoredFile, FileContent, FileSource } from './files/file-store.ts';

@@ -17,6 +17,7 @@ import { SYSTEM, type Principal } from '../access/principal.ts';
 import { inTransaction } from '../crud/crud-service.ts';
 import type { PlinthEvent } from '../data/outbox.ts';
 import { matchesPattern } from '../manifest/events.ts';
+import { dayIn } from '../calendar.ts';
 import { tenantFiles, type FileStore, type TenantFiles } from '../files/file-store.ts';
 
 export type { Principal };
@@ -136,9 +137,7 @@ export class ModuleContext {
 
   /** The tenant's calendar date at `at` (default now), YYYY-MM-DD: "today" for conditions on date fields. */
   today(at: Date = new Date()): string {
-    const parts = new Intl.DateTimeFormat('en', { timeZone: this.timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).formatToParts(at);
-    const part = (type: string) => parts.find((x) => x.type === type)!.value;
-    return `${part('year')}-${part('month')}-${part('day')}`;
+    return dayIn(this.timeZone, at);
   }
 
   /** Whether the principal may `action` on `subject` at all (row conditions apply per statement). */

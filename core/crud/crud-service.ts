@@ -182,7 +182,7 @@ export class CrudService {
   }
 
   params(ctx: CrudContext): Params {
-    return new Params(ctx.schema, ctx.companyId, ctx.principal);
+    return new Params(ctx.schema, ctx.companyId, ctx.principal, ctx.timeZone);
   }
 
   /** `within` narrows the list further, e.g. { quoteId } of a nested path. */

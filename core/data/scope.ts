@@ -23,6 +23,7 @@
 import type { EntityModel } from '../model/entity-model.ts';
 import { bind, usesCaller } from '../access/permission-catalog.ts';
 import { q, type Params } from './sql.ts';
+import { dayIn } from '../calendar.ts';
 import type { FieldOperator, KernelField } from '../manifest/conditions.ts';
 
 export type Condition = Record<string, unknown>;
@@ -41,7 +42,7 @@ const KERNEL_COLUMNS: Record<KernelField, string> = { id: 'id', companyId: 'comp
 export const TRUE: Fragment = () => 'true';
 const FALSE: Fragment = () => 'false';
 
-/** The current date (UTC), in a condition of a named list filter. */
+/** The tenant's current date, in a condition of a named list filter. */
 export const TODAY = '${today}';
 
 const cache = new WeakMap<Condition, Map<EntityModel, Fragment>>();
@@ -127,8 +128,9 @@ function exists(models: Models, model: EntityModel, rel: Related, alias: string,
 
 /** A value, with the caller's values bound at statement time when it names them. */
 function valueOf(v: unknown): (p: Params) => unknown {
-  // a named list filter's "today" (manifest "filters"): the date the statement runs, in UTC
-  if (v === TODAY) return () => new Date().toISOString().slice(0, 10);
+  // a named list filter's "today" (manifest "filters"): the day the statement runs on the tenant's clock,
+  // the same day ctx.today() gives module code (a report's "overdue" and the list's agree)
+  if (v === TODAY) return (p) => dayIn(p.timeZone);
   if (!usesCaller(v)) return () => v;
   return (p) => {
     if (!p.caller) throw new Error('a grant condition names the caller, but the statement has no caller');

@@ -23,10 +23,13 @@ export class Params {
   readonly schema: string;
   readonly companyId: string | null;
   readonly #principal: Principal | undefined;
-  constructor(schema: string, companyId: string | null, principal?: Principal) {
+  /** the tenant's IANA time zone: whose day "${today}" is */
+  readonly timeZone: string;
+  constructor(schema: string, companyId: string | null, principal?: Principal, timeZone = 'UTC') {
     this.schema = schema;
     this.companyId = companyId;
     this.#principal = principal;
+    this.timeZone = timeZone;
   }
   /** The values grant placeholders name ("${user.id}"), from the principal and company; made only when a statement binds one. */
   get caller(): CallerValues | undefined {

@@ -119,7 +119,8 @@ export const EntitySchema = Type.Object(
           {
             description: Type.String({ minLength: 1, description: 'what ?<name>=true lists, for the OpenAPI parameter' }),
             where: Type.Record(Type.String(), Type.Unknown(), {
-              description: 'a condition in grant syntax ($exists included); "${today}" is the current date (UTC), "${user.id}" the caller. ?<name>=true lists the rows meeting it, false the others',
+              description:
+                'a condition in grant syntax ($exists included); "${today}" is the current date on the tenant\'s clock (its time zone), "${user.id}" the caller. ?<name>=true lists the rows meeting it, false the others',
             }),
           },
           { additionalProperties: false },

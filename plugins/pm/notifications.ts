@@ -6,7 +6,7 @@
 // kind and day. Nobody is notified about a task they cannot read. The same
 // subscriber makes the reporter, assignee and commenters watchers first, so a
 // comment reaches whoever the earlier events made one.
-import { handler, Type, type JobDefinition, type ModuleContext, type PlinthEvent, type Row, type Subscriber } from '../../core/plugin-api.ts';
+import { addDays, handler, Type, type JobDefinition, type ModuleContext, type PlinthEvent, type Row, type Subscriber } from '../../core/plugin-api.ts';
 import { readersOf, taskOf, watchTask } from './watchers.ts';
 
 type Kind = 'assigned' | 'comment' | 'mention' | 'due_soon' | 'overdue';
@@ -105,15 +105,6 @@ export const notificationSubscriber: Subscriber = {
   },
 };
 
-/** A calendar day (YYYY-MM-DD) in `timeZone`, `days` after the one `at` falls on. */
-export function dayIn(timeZone: string, at: Date, days = 0): string {
-  const today = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(at);
-  if (!days) return today;
-  const d = new Date(`${today}T00:00:00Z`);
-  d.setUTCDate(d.getUTCDate() + days);
-  return d.toISOString().slice(0, 10);
-}
-
 const OPEN = { $or: [{ category: null }, { category: { $nin: ['done', 'cancelled'] } }] };
 const BATCH = 1000;
 
@@ -127,8 +118,8 @@ export const dueReminders: JobDefinition<{ on?: string }> = {
   cron: '0 7 * * *',
   attempts: 3,
   async handle(ctx, data) {
-    const on = typeof data?.on === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(data.on) ? data.on : dayIn(ctx.timeZone, new Date());
-    const tomorrow = dayIn('UTC', new Date(`${on}T12:00:00Z`), 1);
+    const on = typeof data?.on === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(data.on) ? data.on : ctx.today();
+    const tomorrow = addDays(on, 1);
     await ctx.transaction(async (tx) => {
       const tasks = tx.system().data('Task');
       const due = [

@@ -4,7 +4,7 @@
 // kernel's aggregates (ctx.data(e).aggregate), inside the caller's read scope:
 // a member counts the tasks of their projects (and their personal tasks), a
 // non-member nothing. "Today" is the tenant's date (ctx.today()).
-import { handler, Type, validationError, type AggregateRow, type ModuleContext } from '../../core/plugin-api.ts';
+import { addDays, handler, Type, validationError, type AggregateRow, type ModuleContext } from '../../core/plugin-api.ts';
 
 const CATEGORIES = ['backlog', 'todo', 'in_progress', 'done', 'cancelled'] as const;
 type Category = (typeof CATEGORIES)[number];
@@ -14,6 +14,11 @@ const MAX_PROJECTS = 1000;
 
 const Uuid = (description: string) => Type.String({ format: 'uuid', description });
 const Day = (description: string) => Type.String({ format: 'date', description, examples: ['2026-11-23'] });
+
+const FIRST = Date.parse('0001-01-01T00:00:00Z');
+const LAST = Date.parse('9999-12-31T00:00:00Z');
+const DAY_MS = 86_400_000;
+
 const Count = (description: string) => Type.Integer({ minimum: 0, description });
 const ByCategory = Type.Object(Object.fromEntries(CATEGORIES.map((c) => [c, Count(`tasks in a ${c} status`)])) as Record<Category, ReturnType<typeof Count>>, {
   additionalProperties: false,
@@ -21,16 +26,6 @@ const ByCategory = Type.Object(Object.fromEntries(CATEGORIES.map((c) => [c, Coun
 });
 
 // ---- dates in the tenant's calendar -------------------------------------------------------------
-
-const FIRST = Date.parse('0001-01-01T00:00:00Z');
-const LAST = Date.parse('9999-12-31T00:00:00Z');
-const DAY_MS = 86_400_000;
-
-/** `date` plus `n` days, kept within the dates PostgreSQL stores. */
-function addDays(date: string, n: number): string {
-  const t = Math.min(LAST, Math.max(FIRST, Date.parse(`${date}T00:00:00Z`) + n * DAY_MS));
-  return new Date(t).toISOString().slice(0, 10);
-}
 
 /** How far `zone`'s wall clock is ahead of UTC at `at`, in milliseconds. */
 function zoneOffset(at: number, zone: string): number {

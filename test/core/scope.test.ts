@@ -5,7 +5,8 @@
 import t from 'tap';
 import type { Manifest } from '../../core/manifest/format.ts';
 import { buildEntityModels } from '../../core/model/entity-builder.ts';
-import { compileScope, matching, and, TRUE } from '../../core/data/scope.ts';
+import { compileCondition, compileScope, matching, and, TRUE } from '../../core/data/scope.ts';
+import { dayIn } from '../../core/calendar.ts';
 import { Params } from '../../core/data/sql.ts';
 import type { Principal } from '../../core/access/principal.ts';
 
@@ -29,6 +30,20 @@ function sql(model = note, cond: Record<string, unknown>, caller: Principal | nu
   const p = new Params('tenant_x', caller?.companyIds[0] ?? null, caller ?? undefined);
   return { text: compileScope(models, model, cond)(p), values: p.values };
 }
+
+t.test("${today} is the day on the tenant's clock", async (t) => {
+  const at = (timeZone: string) => {
+    const p = new Params('tenant_x', null, alice, timeZone);
+    compileCondition(models, note, { unit: { $lte: '${today}' } })(p);
+    return p.values[0];
+  };
+  t.equal(at('UTC'), dayIn('UTC'));
+  t.equal(at('Pacific/Kiritimati'), dayIn('Pacific/Kiritimati'), 'fourteen hours ahead of UTC');
+  // 25 hours apart: these two zones never share a day, so a binding that ignored the zone could not pass both
+  t.not(at('Pacific/Kiritimati'), at('Pacific/Pago_Pago'));
+  t.equal(at('Pacific/Pago_Pago'), dayIn('Pacific/Pago_Pago'));
+  t.equal(new Params('tenant_x', null).timeZone, 'UTC', 'UTC unless the tenant names a zone');
+});
 
 t.test('comparison operators, with NULL distinct from every value', async (t) => {
   t.same(sql(note, {}), { text: 'true', values: [] }, '{} is every row');
