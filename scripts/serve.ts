@@ -36,6 +36,8 @@ closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
 await app.listen({ host: config.host, port: config.port });
 // events reach subscribers and webhooks, jobs run: here unless WORKERS=false (a process that only serves requests)
 if (config.workers) await kernel.startWorkers(log);
+// request validators compile on first use; the rest compile now, in the background, between requests
+void app.compilePendingValidators().catch((err) => log.error({ err }, 'a route schema does not compile'));
 // the port actually bound: PORT=0 asks the system for a free one
 const address = app.server.address();
 const port = typeof address === 'object' && address ? address.port : config.port;

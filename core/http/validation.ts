@@ -62,8 +62,11 @@ export function installValidators(app: FastifyInstance, shared: () => AnySchema[
   };
   let body: Ajv | undefined;
   let text: Ajv | undefined;
-  // routes share most schemas (ids, item queries, headers): compile each once
+  // routes share most schemas (ids, item queries, headers): compile each once, and only when
+  // first used: compiling every route's schemas up front was most of an app's start-up CPU
   const cache = new Map<string, Validate>();
+  const pending = new Set<LazyValidate>();
+  app.decorate('compilePendingValidators', () => compileAll(pending));
   app.setValidatorCompiler(({ schema, httpPart, contentType }) => {
     // a multipart body is no object Fastify parsed: its handler reads it as a stream and checks it (files/upload.ts)
     if (httpPart === 'body' && contentType?.startsWith('multipart/')) return () => true;
@@ -71,9 +74,57 @@ export function installValidators(app: FastifyInstance, shared: () => AnySchema[
     const key = `${strict}:${JSON.stringify(schema)}`;
     let validate = cache.get(key);
     if (!validate) {
-      validate = strict ? ((body ??= make(false)).compile(schema as AnySchema) as Validate) : canonicalText(schema as AnySchema, (text ??= make(true)).compile(schema as AnySchema) as Validate);
+      const compile = () =>
+        strict ? ((body ??= make(false)).compile(schema as AnySchema) as Validate) : canonicalText(schema as AnySchema, (text ??= make(true)).compile(schema as AnySchema) as Validate);
+      const lazy = lazily(compile, () => pending.delete(lazy));
+      pending.add(lazy);
+      validate = lazy;
       cache.set(key, validate);
     }
     return validate;
   });
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * Compiles the validators no request has used yet, a few per turn of the
+     * event loop, so each route's first request is as fast as the rest and a
+     * schema Ajv rejects shows at start, not on its route's first call. The
+     * server calls it once it listens; tests, which use few routes, skip it.
+     * Resolves to how many it compiled.
+     */
+    compilePendingValidators(): Promise<number>;
+  }
+}
+
+type LazyValidate = Validate & { compile(): void };
+
+/** A validator compiled on its first call; Fastify reads `errors` from the function it was given. */
+function lazily(compile: () => Validate, compiledNow: () => void): LazyValidate {
+  let compiled: Validate | undefined;
+  const ready = () => {
+    if (!compiled) {
+      compiled = compile();
+      compiledNow();
+    }
+    return compiled;
+  };
+  const validate = ((data: unknown) => {
+    const v = ready();
+    const ok = v(data);
+    validate.errors = v.errors;
+    return ok;
+  }) as LazyValidate;
+  validate.compile = ready;
+  return validate;
+}
+
+async function compileAll(pending: Set<LazyValidate>): Promise<number> {
+  let n = 0;
+  for (const validate of [...pending]) {
+    validate.compile();
+    if (++n % 20 === 0) await new Promise((resolve) => setImmediate(resolve));
+  }
+  return n;
 }

@@ -156,3 +156,11 @@ t.test('the walk stops at ten errors and at depth 32', async (t) => {
   t.match(unstorableErrors(deep), [{ message: /deeper than 32/ }]);
   t.same(unstorableErrors({ a: ['x', 1, null, true, { b: 'é😀' }] }), []);
 });
+
+t.test('validators compile on first use; the server compiles the rest once it listens, and they validate the same', async (t) => {
+  const before = await ctx.app.compilePendingValidators();
+  t.ok(before > 100, `every route's schemas were still pending but those requests used (${before})`);
+  t.equal(await ctx.app.compilePendingValidators(), 0, 'none is left');
+  expectInvalid(t, await product({ price: 5 }), '/price', 'a validator compiled in the background still refuses a wrong type');
+  t.ok(expectStatus(await product({}), 201, 'a good body').id, 'and accepts a good body');
+});
