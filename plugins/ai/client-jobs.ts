@@ -50,13 +50,13 @@ export const claimJob = handler(
 export const heartbeatJob = handler(
   {
     params: Id,
-    body: Type.Optional(Type.Object({ leaseSeconds: Type.Optional(Lease) }, { additionalProperties: false })),
+    querystring: Type.Object({ leaseSeconds: Type.Optional(Lease) }, { additionalProperties: false }),
     response: { 200: Job('The job, its lease renewed') },
     problems: ['CONFLICT'],
   },
   async (ctx, request, reply) => {
     const now = ctx.now();
-    const seconds = request.body?.leaseSeconds ?? DEFAULT_LEASE_SECONDS;
+    const seconds = request.query.leaseSeconds ?? DEFAULT_LEASE_SECONDS;
     const row = await ctx.transaction(async (tx) => {
       const job = await heldJob(tx, request.params.id);
       return tx.data('AiJob').update(job.id, {}, { set: { leaseExpiresAt: new Date(now.getTime() + seconds * 1000) } });

@@ -128,19 +128,17 @@ export const createClient = handler(
 export const rotateClientKey = handler(
   {
     params: Id,
-    body: Type.Optional(
-      Type.Object(
-        {
-          graceSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_GRACE_SECONDS, description: `how long the old key keeps working (default ${DEFAULT_GRACE_SECONDS}); 0: not at all` })),
-        },
-        { additionalProperties: false },
-      ),
+    querystring: Type.Object(
+      {
+        graceSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_GRACE_SECONDS, description: `how long the old key keeps working (default ${DEFAULT_GRACE_SECONDS}); 0: not at all` })),
+      },
+      { additionalProperties: false },
     ),
     response: { 200: Type.Object(WithKey.properties, { additionalProperties: false, description: 'The client and its new API key (this once)' }) },
     problems: ['CONFLICT'],
   },
   async (ctx, request) => {
-    const grace = request.body?.graceSeconds ?? DEFAULT_GRACE_SECONDS;
+    const grace = request.query.graceSeconds ?? DEFAULT_GRACE_SECONDS;
     const now = ctx.now();
     const key = newApiKey(ctx.tenantId);
     const row = await ctx.transaction(async (tx) => {

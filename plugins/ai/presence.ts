@@ -17,9 +17,9 @@ export function isOnline(lastSeenAt: unknown, now: Date): boolean {
   return now.getTime() - new Date(lastSeenAt).getTime() < OFFLINE_AFTER_MS;
 }
 
-/** A client's row with its presence as of `now`. */
+/** A client's row with its presence as of `now` (a revoked client is offline, whatever it last did). */
 export function withPresence<T extends Record<string, unknown>>(row: T, now: Date): T {
-  return { ...row, presence: isOnline(row.lastSeenAt, now) ? 'online' : 'offline' };
+  return { ...row, presence: row.status === 'active' && isOnline(row.lastSeenAt, now) ? 'online' : 'offline' };
 }
 
 /**
