@@ -7,6 +7,7 @@
 // waits with a timeout, since a notification sent while a listener was down
 // is lost.
 import type { Databases } from './databases.ts';
+import { randomUUID } from 'node:crypto';
 import type { PgListener } from './pg-listener.ts';
 
 type Waiter = () => void;
@@ -15,6 +16,8 @@ export class Signals {
   #dbs: Databases;
   #channel: string;
   #waiters = new Map<string, Set<Waiter>>();
+  /** this process's mark on its notifications: it woke its own waiters already */
+  #origin = randomUUID();
 
   constructor(dbs: Databases, registrySchema: string) {
     this.#dbs = dbs;
@@ -22,14 +25,17 @@ export class Signals {
   }
 
   listenOn(listener: PgListener): void {
-    listener.on(this.#channel, (payload) => this.#wake(payload));
+    listener.on(this.#channel, (payload) => {
+      const cut = payload.indexOf('\n');
+      if (payload.slice(0, cut) !== this.#origin) this.#wake(payload.slice(cut + 1));
+    });
   }
 
   /** Wakes every waiter on the tenant's topic, in every process. */
   async signal(tenantId: string, topic: string): Promise<void> {
     const key = keyOf(tenantId, topic);
     this.#wake(key);
-    if (!this.#dbs.embedded) await this.#dbs.main.em.getConnection().execute('select pg_notify(?, ?)', [this.#channel, key]);
+    if (!this.#dbs.embedded) await this.#dbs.main.em.getConnection().execute('select pg_notify(?, ?)', [this.#channel, `${this.#origin}\n${key}`]);
   }
 
   /** Resolves true when the topic is signalled within `ms`, false when the time ran out or `abort` fired. */
