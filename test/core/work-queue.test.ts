@@ -5,7 +5,7 @@
 // scope) and ctx.signal/waitForSignal (wake-ups after commit).
 import t from 'tap';
 import { build } from '../helper.ts';
-import { modulesWith, SDK_URL } from '../support/manifests.ts';
+import { modulesWith } from '../support/manifests.ts';
 import { ManualClock } from '../../core/clock.ts';
 import { SYSTEM, type Principal } from '../../core/access/principal.ts';
 
