@@ -145,9 +145,11 @@ export const rotateClientKey = handler(
       const clients = tx.data('AiClient');
       const old = await clients.lock(request.params.id);
       if (old.status !== 'active') throw httpError('CONFLICT', 'a revoked client gets no new key');
-      const keys = (await clients.reveal(old.id, ['keyLookup', 'keyHash']))!;
+      const keys = (await clients.reveal(old.id, ['keyLookup', 'keyHash', 'tokenKey']))!;
       // one previous key at a time: rotating again within the grace ends the older one
       const set: Row = { keyLookup: key.lookup, keyHash: key.hash, keyLastFour: key.lastFour, keyCreatedAt: now };
+      // a client made without a key (demo data) gets its token key with its first one
+      if (!keys.tokenKey) set.tokenKey = newTokenKey();
       Object.assign(
         set,
         grace > 0
