@@ -4,7 +4,8 @@
 // LOCKED: concurrent claims never take the same row, within the caller's
 // scope) and ctx.signal/waitForSignal (wake-ups after commit).
 import t from 'tap';
-import { build } from '../helper.ts';
+import { build, onPglite, testConfig } from '../helper.ts';
+import { openKernel } from '../../core/kernel.ts';
 import { modulesWith } from '../support/manifests.ts';
 import { ManualClock } from '../../core/clock.ts';
 import { SYSTEM, type Principal } from '../../core/access/principal.ts';
@@ -112,4 +113,16 @@ t.test('signals wake waiters after commit, not on rollback; waits time out', asy
   aborted.abort();
   t.equal(await waiting, false, 'abort');
   t.throws(() => system.signal(''), 'an empty topic');
+});
+
+t.test('a signal reaches waiters of another process (LISTEN/NOTIFY)', { skip: onPglite && 'embedded PGlite serves one process' }, async (t) => {
+  const second = await openKernel(testConfig({ manifestsDir, pluginsDir }));
+  t.teardown(() => second.close());
+  const there = await second.contextFor({ tenant: tenant.id, principal: SYSTEM });
+  const woken = there.waitForSignal('across', 5000);
+  const started = Date.now();
+  await system.signal('across');
+  t.equal(await woken, true);
+  t.ok(Date.now() - started < 2000, 'at once, not after a poll');
+  t.equal(await there.waitForSignal('across', 300), false, 'one signal wakes once');
 });
