@@ -90,19 +90,19 @@ export const createClient = handler(
           Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
             maxItems: 50,
             description: 'permission codes beyond erp:ai:client (always given); only codes the creator holds',
+            examples: [['erp:ai:client']],
           }),
         ),
-        expiresAt: Type.Optional(Type.String({ format: 'date-time', description: 'the key is refused from then on; default never' })),
+        expiresInDays: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650, description: 'the key (and its rotations) is refused that many days from now; default never' })),
       },
       { additionalProperties: false },
     ),
     response: { 201: Type.Object(WithKey.properties, { additionalProperties: false, description: 'The client and its API key (this once); Location names the client', headers: ['Location'] }) },
   },
   async (ctx, request, reply) => {
-    const { name, description, scopes, expiresAt } = request.body;
+    const { name, description, scopes, expiresInDays } = request.body;
     const now = ctx.now();
-    const expires = expiresAt === undefined ? null : new Date(expiresAt);
-    if (expires && !(expires.getTime() > now.getTime() && expires.getFullYear() < 10000)) throw validationError([{ path: '/expiresAt', message: 'must be in the future' }]);
+    const expires = expiresInDays === undefined ? null : new Date(now.getTime() + expiresInDays * 86_400_000);
     const key = newApiKey(ctx.tenantId);
     const row = await ctx.data('AiClient').create(
       { name, ...(description === undefined ? {} : { description }) },

@@ -81,11 +81,12 @@ t.test('claim: each row once under concurrency, within the caller’s scope', as
   const all = await as(worker('boss', ['test:chores:all']));
   const first = await all.data('Chore').claim({ state: 'open' }, { state: 'taken', takenBy: 'boss' }, { orderBy: '-title' });
   t.equal(first?.title, 'c7', 'orderBy');
-  // a row held by another transaction is skipped, not waited for
-  await system.transaction(async (tx) => {
-    await tx.data('Chore').lock((await system.data('Chore').find({ title: 'c6' }))[0].id);
-    t.equal(await all.data('Chore').claim({ state: 'open' }, { state: 'taken' }), null, 'the only open one is locked: skipped');
-  });
+  // a row held by another transaction is skipped, not waited for (embedded PGlite has one connection: no other transaction)
+  if (!onPglite)
+    await system.transaction(async (tx) => {
+      await tx.data('Chore').lock((await system.data('Chore').find({ title: 'c6' }))[0].id);
+      t.equal(await all.data('Chore').claim({ state: 'open' }, { state: 'taken' }), null, 'the only open one is locked: skipped');
+    });
   t.rejects(system.data('Noisy').claim({}, { title: 'x' }), /events/, 'refused where writes record events');
 });
 

@@ -6,6 +6,7 @@ import t from 'tap';
 import { clientsWorld, MINUTE } from './clients-api.ts';
 
 const w = await clientsWorld(t);
+const DAY = 24 * 60 * MINUTE;
 /** every stored secret of the tenant's clients, for "never in an answer" checks */
 // (lookup ids too, but for an answer that shows a new key: the key holds its own lookup id)
 const storedSecrets = async (lookups = true) => {
@@ -60,8 +61,10 @@ t.test('bad input: unknown, missing, mistyped, huge fields', async (t) => {
     ['huge name', { name: 'x'.repeat(121) }],
     ['huge description', { name: 'x', description: 'x'.repeat(2001) }],
     ['too many scopes', { name: 'x', scopes: Array.from({ length: 51 }, (_, i) => `a:b:${i}`) }],
-    ['expiry in the past', { name: 'x', expiresAt: '2000-01-01T00:00:00Z' }],
-    ['expiry not a date', { name: 'x', expiresAt: 'tomorrow' }],
+    ['expiry not in the future', { name: 'x', expiresInDays: 0 }],
+    ['expiry too far', { name: 'x', expiresInDays: 3651 }],
+    ['expiry not a number', { name: 'x', expiresInDays: 'tomorrow' }],
+    ['an absolute expiry', { name: 'x', expiresAt: '2040-01-01T00:00:00Z' }],
     ['read-only owner', { name: 'x', ownerId: w.bob.id }],
   ];
   for (const [what, body] of cases) {
@@ -148,16 +151,19 @@ t.test('revoke: keys and tokens refused at once', async (t) => {
 });
 
 t.test('expiry: the key and its tokens are refused from expiresAt on', async (t) => {
-  const expiresAt = new Date(w.clock.now().getTime() + 10 * MINUTE).toISOString();
-  const c = await w.client(w.alice.token, { expiresAt });
-  t.equal((await w.asClient(c.token, 'GET', '/api/ai/client/jobs')).statusCode, 200);
-  w.clock.advance(10 * MINUTE - 1);
+  const c = await w.client(w.alice.token, { expiresInDays: 1 });
+  t.equal(c.body.client.expiresAt, new Date(w.clock.now().getTime() + DAY).toISOString());
+  // its tokens never outlive it
+  w.clock.advance(DAY - 5 * MINUTE);
+  const last = await w.tokenFor(c.apiKey);
+  t.equal(last.json().expiresIn, 5 * 60, 'a token up to the expiry');
+  w.clock.advance(5 * MINUTE - 1);
   t.equal((await w.tokenFor(c.apiKey)).statusCode, 200, 'a moment before');
   w.clock.advance(1);
   const res = await w.tokenFor(c.apiKey);
   t.equal(res.statusCode, 401, 'at expiresAt');
   t.equal(res.json().code, 'UNAUTHENTICATED');
-  t.equal((await w.asClient(c.token, 'GET', '/api/ai/client/jobs')).statusCode, 401, 'and its token');
+  t.equal((await w.asClient(last.json().token, 'GET', '/api/ai/client/jobs')).statusCode, 401, 'and its token');
 });
 
 t.test('rotation: the old key works during the grace, not after; the new one at once', async (t) => {
