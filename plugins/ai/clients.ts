@@ -15,7 +15,9 @@ export const MAX_GRACE_SECONDS = 7 * 24 * 3600;
 
 const Id = Type.Object({ id: Type.String({ format: 'uuid' }) }, { additionalProperties: false });
 const Client = Type.Ref('AiAiClient');
-const WithKey = Type.Object({ client: Client, apiKey: Type.String({ description: 'plk_<tenant>_<lookup>_<secret>: shown in this answer only, keep it safe' }) }, { additionalProperties: false });
+/** a client with its new API key: the only answers that hold one */
+const WithKey = (description: string, headers: string[] = []) =>
+  Type.Intersect([Client, Type.Object({ apiKey: Type.String({ description: 'plk_<tenant>_<lookup>_<secret>: shown in this answer only, keep it safe' }) })], { description, headers });
 const Paging = {
   page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
   size: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
@@ -97,7 +99,7 @@ export const createClient = handler(
       },
       { additionalProperties: false },
     ),
-    response: { 201: Type.Object(WithKey.properties, { additionalProperties: false, description: 'The client and its API key (this once); Location names the client', headers: ['Location'] }) },
+    response: { 201: WithKey('The client and its API key (this once); Location names the client', ['Location']) },
   },
   async (ctx, request, reply) => {
     const { name, description, scopes, expiresInDays } = request.body;
@@ -121,7 +123,7 @@ export const createClient = handler(
       },
     );
     reply.code(201).header('location', `/api/ai/clients/${row.id}`);
-    return { client: dto(ctx, row), apiKey: key.key };
+    return { ...dto(ctx, row), apiKey: key.key };
   },
 );
 
@@ -134,7 +136,7 @@ export const rotateClientKey = handler(
       },
       { additionalProperties: false },
     ),
-    response: { 200: Type.Object(WithKey.properties, { additionalProperties: false, description: 'The client and its new API key (this once)' }) },
+    response: { 200: WithKey('The client and its new API key (this once)') },
     problems: ['CONFLICT'],
   },
   async (ctx, request) => {
@@ -158,7 +160,7 @@ export const rotateClientKey = handler(
       );
       return clients.update(old.id, {}, { set });
     });
-    return { client: dto(ctx, row), apiKey: key.key };
+    return { ...dto(ctx, row), apiKey: key.key };
   },
 );
 

@@ -60,7 +60,7 @@ export async function clientsWorld(t: Teardown): Promise<ClientsWorld> {
     async client(userToken, body = {}) {
       const res = await asUser(userToken, 'POST', '/api/ai/clients', { name: 'Desktop', ...body });
       if (res.statusCode !== 201) throw new Error(`create client: ${res.statusCode} ${res.body}`);
-      const { client, apiKey } = res.json();
+      const { apiKey, ...client } = res.json();
       const tok = await tokenFor(apiKey);
       if (tok.statusCode !== 200) throw new Error(`token: ${tok.statusCode} ${tok.body}`);
       return { id: client.id, apiKey, token: tok.json().token, body: res.json() };

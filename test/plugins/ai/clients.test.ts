@@ -21,7 +21,7 @@ const KEY = /^plk_[a-z][a-z0-9-]+_[0-9a-f]{16}_[0-9a-f]{64}$/;
 t.test('create: the key once, in a recognisable format; only its last four are shown after', async (t) => {
   const res = await w.asUser(w.alice.token, 'POST', '/api/ai/clients', { name: 'Laptop', description: 'office', scopes: ['erp:pm:view'] });
   t.equal(res.statusCode, 201, res.body);
-  const { client, apiKey } = res.json();
+  const { apiKey, ...client } = res.json();
   t.match(apiKey, KEY);
   t.ok(apiKey.startsWith(`plk_${w.tenant.id}_`), 'names its tenant');
   t.equal(res.headers.location, `/api/ai/clients/${client.id}`);
@@ -50,7 +50,7 @@ t.test('scopes: known codes the creator holds; erp:ai:client always', async (t) 
   t.equal(unknown.json().code, 'VALIDATION_FAILED');
   const admin = await w.admin('POST', '/api/ai/clients', { name: 'ops', scopes: ['erp:ai:admin'] });
   t.equal(admin.statusCode, 201, 'an admin holds it');
-  t.same(admin.json().client.scopes, ['erp:ai:admin', 'erp:ai:client']);
+  t.same(admin.json().scopes, ['erp:ai:admin', 'erp:ai:client']);
 });
 
 t.test('bad input: unknown, missing, mistyped, huge fields', async (t) => {
@@ -152,7 +152,7 @@ t.test('revoke: keys and tokens refused at once', async (t) => {
 
 t.test('expiry: the key and its tokens are refused from expiresAt on', async (t) => {
   const c = await w.client(w.alice.token, { expiresInDays: 1 });
-  t.equal(c.body.client.expiresAt, new Date(w.clock.now().getTime() + DAY).toISOString());
+  t.equal(c.body.expiresAt, new Date(w.clock.now().getTime() + DAY).toISOString());
   // its tokens never outlive it
   w.clock.advance(DAY - 5 * MINUTE);
   const last = await w.tokenFor(c.apiKey);
@@ -170,7 +170,7 @@ t.test('rotation: the old key works during the grace, not after; the new one at 
   const c = await w.client(w.alice.token);
   const res = await w.asUser(w.alice.token, 'POST', `/api/ai/clients/${c.id}/rotate?graceSeconds=600`);
   t.equal(res.statusCode, 200, res.body);
-  const { client, apiKey } = res.json();
+  const { apiKey, ...client } = res.json();
   t.match(apiKey, KEY);
   t.not(apiKey, c.apiKey);
   t.match(client, { keyLastFour: apiKey.slice(-4), previousKeyLastFour: c.apiKey.slice(-4), previousKeyExpiresAt: new Date(w.clock.now().getTime() + 600_000).toISOString() });
@@ -185,7 +185,7 @@ t.test('rotation: the old key works during the grace, not after; the new one at 
   const now = await w.asUser(w.alice.token, 'POST', `/api/ai/clients/${c.id}/rotate?graceSeconds=0`);
   t.equal((await w.tokenFor(apiKey)).statusCode, 401, 'graceSeconds 0');
   const dflt = await w.asUser(w.alice.token, 'POST', `/api/ai/clients/${c.id}/rotate`);
-  t.equal(dflt.json().client.previousKeyExpiresAt, new Date(w.clock.now().getTime() + 3600_000).toISOString());
+  t.equal(dflt.json().previousKeyExpiresAt, new Date(w.clock.now().getTime() + 3600_000).toISOString());
   t.equal((await w.tokenFor(now.json().apiKey)).statusCode, 200);
   // revoke ends both keys at once
   await w.asUser(w.alice.token, 'POST', `/api/ai/clients/${c.id}/revoke`);

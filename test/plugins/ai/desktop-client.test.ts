@@ -24,7 +24,7 @@ const user = { authorization: `Bearer ${w.alice.token}` };
 t.test('register, token, job, heartbeat, complete, silence, offline', async (t) => {
   const created = await call('POST', '/api/ai/clients', user, { name: 'Alice desktop' });
   t.equal(created.status, 201);
-  const { client, apiKey } = created.body;
+  const { apiKey, ...client } = created.body;
 
   const token = await call('POST', '/api/ai/client/token', { 'x-api-key': apiKey });
   t.equal(token.status, 200);

@@ -173,7 +173,10 @@ function describeApi(doc: Doc, kernel: Kernel): Api {
     creator: (entity) =>
       ops.find((o) => o.kind === 'create' && o.entity === entity) ??
       ops.find((o) => o.kind === 'custom' && o.method === 'POST' && o.can?.action === 'create' && o.can.subject === entity && !o.pathParams.length),
-    reader: (entity) => ops.find((o) => o.kind === 'read' && o.entity === entity),
+    reader: (entity) =>
+      ops.find((o) => o.kind === 'read' && o.entity === entity) ??
+      // a module's own GET of one row (one that adds what is computed when read, e.g. a client's presence)
+      ops.find((o) => o.kind === 'custom' && o.method === 'GET' && o.auth === 'user' && o.can?.action === 'read' && o.can.subject === entity && o.path.endsWith('/{id}') && o.pathParams.length === 1),
   };
 }
 
