@@ -72,7 +72,7 @@ export const clientTokenAuthenticator: Authenticator = {
 
 const ClientToken = Type.Object(
   {
-    token: Type.String({ description: 'send as Authorization: Bearer <token> to /api/ai/client/*' }),
+    token: Type.String({ description: 'sent as "Authorization: Bearer" and the token to /api/ai/client/*' }),
     tokenType: Type.Literal('Bearer'),
     expiresIn: Type.Integer({ description: 'seconds' }),
     expiresAt: Type.String({ format: 'date-time' }),

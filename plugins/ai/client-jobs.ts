@@ -69,7 +69,7 @@ export const heartbeatJob = handler(
 export const completeJob = handler(
   {
     params: Id,
-    body: Type.Object({ result: Type.Optional(Type.Unknown({ description: 'any JSON, up to 64 KiB' })) }, { additionalProperties: false }),
+    body: Type.Object({ result: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'what the job produced: a JSON object, up to 64 KiB' })) }, { additionalProperties: false }),
     response: { 200: Job('The job, done') },
     problems: ['CONFLICT', 'PAYLOAD_TOO_LARGE'],
   },

@@ -17,7 +17,10 @@ const Id = Type.Object({ id: Type.String({ format: 'uuid' }) }, { additionalProp
 const Client = Type.Ref('AiAiClient');
 /** a client with its new API key: the only answers that hold one */
 const WithKey = (description: string, headers: string[] = []) =>
-  Type.Intersect([Client, Type.Object({ apiKey: Type.String({ description: 'plk_<tenant>_<lookup>_<secret>: shown in this answer only, keep it safe' }) })], { description, headers });
+  Type.Intersect([Client, Type.Object({ apiKey: Type.String({ description: 'the API key (plk_, the tenant, a lookup id and the secret, joined by _): shown in this answer only, keep it safe' }) })], {
+    description,
+    headers,
+  });
 const Paging = {
   page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
   size: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),

@@ -34,7 +34,8 @@ t.test('claim, heartbeat, complete', async (t) => {
   const done = await w.asClient(c.token, 'POST', `/api/ai/client/jobs/${job.id}/complete`, { result: { pages: 3 } });
   t.equal(done.statusCode, 200);
   t.match(done.json(), { state: 'done', result: { pages: 3 }, finishedAt: w.clock.now().toISOString(), leaseExpiresAt: null });
-  t.equal((await w.asClient(c.token, 'POST', `/api/ai/client/jobs/${job.id}/complete`, { result: 2 })).statusCode, 409, 'done already');
+  t.equal((await w.asClient(c.token, 'POST', `/api/ai/client/jobs/${job.id}/complete`, { result: { again: true } })).statusCode, 409, 'done already');
+  t.equal((await w.asClient(c.token, 'POST', `/api/ai/client/jobs/${job.id}/complete`, { result: 'text' })).statusCode, 400, 'a result is an object');
   const listed = await w.asClient(c.token, 'GET', '/api/ai/client/jobs?state=done');
   t.same(
     listed.json().items.map((j: any) => j.id),
