@@ -3,8 +3,11 @@
 import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
+import type { Clock } from './clock.ts';
 
 export interface Config {
+  /** what "now" is for module code (ctx.now()); default the system clock, tests pass a ManualClock */
+  clock?: Clock;
   /** connection key → PostgreSQL URL; no "main" entry means embedded PGlite */
   databases: Record<string, string>;
   dataDir: string;

@@ -35,6 +35,8 @@ import { JobQueues } from './events/job-queues.ts';
 import { EventRuntime, type Log } from './events/runtime.ts';
 import { checkTargetUrl, postJson } from './outbound-http.ts';
 import { DiskFileStore, type FileStore } from './files/file-store.ts';
+import { systemClock, type Clock } from './clock.ts';
+import { Signals } from './db/signals.ts';
 
 export interface LoadedModule extends LoadedManifest {
   plugin?: PluginModule;
@@ -77,6 +79,10 @@ export interface Kernel {
   authenticators: Map<string, Authenticator>;
   /** uploaded files, one folder per tenant (module code reaches them as ctx.files) */
   files: FileStore;
+  /** what "now" is for module code (config.clock, else the system clock) */
+  clock: Clock;
+  /** wake-ups of waiting module code, across processes (ctx.signal, ctx.waitForSignal) */
+  signals: Signals;
   /**
    * A context without a request (jobs, subscribers, scripts, demo data): the
    * same scoped data access, ability and transactions a request gets.
@@ -107,6 +113,7 @@ export async function openKernel(config: Config): Promise<Kernel> {
   const tenants = new TenantRegistry(dbs, config.registrySchema);
   const revocations = new Revocations(dbs, config.registrySchema, config.accessTokenTtlSeconds);
   const roleChanges = new RoleChanges(dbs, config.registrySchema);
+  const signals = new Signals(dbs, config.registrySchema);
   const loginThrottle = new LoginThrottle(dbs, config.registrySchema, config.loginThrottle, config.refreshTokenTtlSeconds * 1000);
   // one LISTEN connection on a shared server; embedded PGlite serves one process only
   const listener = config.databases.main ? new PgListener(config.databases.main) : undefined;
@@ -123,6 +130,7 @@ export async function openKernel(config: Config): Promise<Kernel> {
       syncRegistry(tenants, listener);
       revocations.listenOn(listener);
       roleChanges.listenOn(listener);
+      signals.listenOn(listener);
       await listener.start();
     }
   } catch (err) {
@@ -148,6 +156,8 @@ export async function openKernel(config: Config): Promise<Kernel> {
     queues,
     secrets: new SecretBox(config.secretKey),
     files: diskFiles(config),
+    clock: config.clock ?? systemClock,
+    signals,
     model(name: string) {
       const m = models.get(name);
       if (!m) throw new Error(`no module declares entity "${name}"`);
@@ -183,11 +193,13 @@ export async function openKernel(config: Config): Promise<Kernel> {
       checkUrl: (url) => checkTargetUrl(url, config.outbound.allowPrivate),
     },
     files: kernel.files,
+    clock: kernel.clock,
+    signals,
   });
   kernel.contextFor = async ({ tenant: id, principal, companyId = null, language }) => {
     const tenant = await tenants.find(id);
     if (!tenant) throw new Error(`no tenant "${id}"`);
-    const ability = principal.kind === 'system' ? kernel.services.systemAbility : await kernel.abilities.for(tenant.id, principal.roles);
+    const ability = principal.kind === 'system' ? kernel.services.systemAbility : await kernel.abilities.of(tenant.id, principal);
     const lang = language ?? tenant.defaultLanguage ?? config.defaultLanguage;
     const em = dbs.get(tenant.connectionKey).em.fork({ schema: tenant.schema });
     return kernel.services.contextOf(crudContextOf({ tenant, principal, ability, companyId, em, read: { prefs: [lang], translations: false }, writeLanguage: lang }));

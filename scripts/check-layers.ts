@@ -32,6 +32,7 @@ export const LAYERS: Record<string, number> = {
   'core/secrets.ts': 0,
   'core/outbound-http.ts': 0,
   'core/calendar.ts': 0,
+  'core/clock.ts': 0,
   // 1 the manifest: its TypeBox declaration, loading and checking
   'core/manifest/': 1,
   // 2 the entity model built from the manifests (MikroORM entity schemas, field models)

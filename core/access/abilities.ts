@@ -9,6 +9,7 @@ import { createMongoAbility, type MongoAbility } from '@casl/ability';
 import { rulesToCondition } from '@casl/ability/extra';
 import type { PermissionCatalog } from './permission-catalog.ts';
 import type { RoleDirectory } from './role-directory.ts';
+import type { Principal } from './principal.ts';
 
 export type Ability = MongoAbility;
 interface Compiled {
@@ -22,6 +23,8 @@ export class AbilityFactory {
   #catalog: PermissionCatalog;
   #roles: RoleDirectory;
   #compiled = new Map<string, Compiled>();
+  /** abilities of code sets held directly (principal.codes), by the sorted set: the catalog is fixed once loaded */
+  #byCodes = new Map<string, Ability>();
 
   constructor(catalog: PermissionCatalog, roles: RoleDirectory) {
     this.#catalog = catalog;
@@ -37,6 +40,20 @@ export class AbilityFactory {
       this.#compiled.set(key, compiled);
     }
     return compiled.ability;
+  }
+
+  /** The ability of a set of permission codes held directly (an API key's scopes); unknown codes grant nothing. */
+  forCodes(codes: string[]): Ability {
+    const set = [...new Set(codes)].sort();
+    const key = set.join(',');
+    let ability = this.#byCodes.get(key);
+    if (!ability) this.#byCodes.set(key, (ability = createMongoAbility(this.#catalog.rules(set.filter((c) => this.#catalog.has(c))))));
+    return ability;
+  }
+
+  /** A user's or client's ability: from the codes it holds directly, else from its roles in the tenant. */
+  of(tenantId: string, principal: Principal): Promise<Ability> | Ability {
+    return principal.codes ? this.forCodes(principal.codes) : this.for(tenantId, principal.roles);
   }
 
   /** The permission codes a role set holds in a tenant. */

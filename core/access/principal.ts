@@ -8,6 +8,11 @@ export interface Principal {
   id: string | null;
   /** role names the principal holds in its tenant */
   roles: string[];
+  /**
+   * permission codes the principal holds directly, instead of through roles
+   * (an API key's scopes); when given, its ability comes from these alone
+   */
+  codes?: string[];
   /** companies the principal belongs to */
   companyIds: string[];
 }

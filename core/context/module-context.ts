@@ -19,6 +19,7 @@ import type { PlinthEvent } from '../data/outbox.ts';
 import { matchesPattern } from '../manifest/events.ts';
 import { dayIn } from '../calendar.ts';
 import { tenantFiles, type FileStore, type TenantFiles } from '../files/file-store.ts';
+import type { Clock } from '../clock.ts';
 
 export type { Principal };
 
@@ -48,6 +49,12 @@ export interface ContextServices {
   eventTypes: string[];
   /** where uploaded files are kept (config "files") */
   files: FileStore;
+  /** what "now" is (config "clock") */
+  clock: Clock;
+  /** wakes the waiters on a tenant's topic, in every process */
+  signal(tenantId: string, topic: string): Promise<void>;
+  /** true once the tenant's topic is signalled within `ms`; false when the time ran out or `abort` fired */
+  waitForSignal(tenantId: string, topic: string, ms: number, abort?: AbortSignal): Promise<boolean>;
 }
 
 /** One of many jobs of a kind sent at once: its data, and its tries if not the job's declaration. */
@@ -101,6 +108,14 @@ export interface EntityData {
   create(input: Record<string, unknown>, opts?: WriteOptions & { internal?: Row }): Promise<Row>;
   update(id: string, input: Record<string, unknown>, opts?: WriteOptions & { ifMatch?: string; replace?: boolean }): Promise<Row>;
   remove(id: string, opts?: { ifMatch?: string }): Promise<void>;
+  /**
+   * A work queue's claim: sets `set` on the first row (by `orderBy`, default
+   * oldest first) meeting `where` that the caller may read and update and no
+   * concurrent transaction holds, in one statement (FOR UPDATE SKIP LOCKED);
+   * null when none is free. No hooks, events or audit: for entities declaring
+   * `"events": false` and none of those.
+   */
+  claim(where: Condition, set: Record<string, unknown>, opts?: { orderBy?: string }): Promise<Row | null>;
   /** the API shape of a row, in the context's languages */
   toDto(row: Row): Dto;
   /** the row as read plus the plain values of the named secret fields (a signing key to use, never to show) or internal fields (a storage key); null unless the context can read it */
@@ -135,8 +150,13 @@ export class ModuleContext {
     return this.principal.kind === 'user' ? this.principal.id : null;
   }
 
+  /** The kernel's current time (config "clock": tests move it), for time-based rules such as leases and expiry. */
+  now(): Date {
+    return this.#services.clock.now();
+  }
+
   /** The tenant's calendar date at `at` (default now), YYYY-MM-DD: "today" for conditions on date fields. */
-  today(at: Date = new Date()): string {
+  today(at: Date = this.now()): string {
     return dayIn(this.timeZone, at);
   }
 
@@ -161,6 +181,7 @@ export class ModuleContext {
       create: (input, opts = {}) => service.create(ctx, input, opts.internal ?? {}, {}, opts),
       update: (id, input, opts = {}) => service.update(ctx, id, input, { replace: false, ...opts }),
       remove: (id, opts = {}) => service.remove(ctx, id, opts.ifMatch),
+      claim: (where, set, opts) => service.claim(ctx, where, set, opts),
       toDto: (row) => service.toDto(row, ctx.read),
       reveal: (id, secrets) => service.reveal(ctx, id, secrets),
     };
@@ -227,6 +248,26 @@ export class ModuleContext {
     return this.#services.readEvent(this.crud, id);
   }
 
+  /**
+   * Wakes whoever waits on `topic` of this tenant (ctx.waitForSignal), in
+   * every process, once the current transaction commits (at once outside
+   * one). A hint that something changed, never the data itself.
+   */
+  signal(topic: string): Promise<void> | void {
+    checkTopic(topic);
+    return this.afterCommit(() => this.#services.signal(this.tenantId, topic));
+  }
+
+  /**
+   * Waits until `topic` of this tenant is signalled (true) or `ms` passed or
+   * `abort` fired (false): a long poll sleeps here between looks. Wake-ups
+   * can be missed (a listener reconnecting): look again after a timeout.
+   */
+  waitForSignal(topic: string, ms: number, abort?: AbortSignal): Promise<boolean> {
+    checkTopic(topic);
+    return this.#services.waitForSignal(this.tenantId, topic, ms, abort);
+  }
+
   /** The event types of the loaded modules a subscription pattern ("crm.*") matches. */
   eventTypesMatching(pattern: string): string[] {
     return this.#services.eventTypes.filter((t) => matchesPattern(pattern, t));
@@ -281,6 +322,11 @@ export class ModuleContext {
   system(): ModuleContext {
     return new ModuleContext(this.#services, { ...this.crud, principal: SYSTEM, ability: this.#services.systemAbility });
   }
+}
+
+/** Topics are module-chosen names, small enough for a NOTIFY payload. */
+function checkTopic(topic: string): void {
+  if (typeof topic !== 'string' || !topic.length || topic.length > 200) throw new Error('a signal topic is a string of 1 to 200 characters');
 }
 
 /** 400 VALIDATION_FAILED naming each field error. */

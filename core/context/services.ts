@@ -12,6 +12,8 @@ import type { EntityHooks } from './hooks.ts';
 import type { Outbox } from '../data/outbox.ts';
 import type { EventCatalog } from '../manifest/events.ts';
 import type { FileStore } from '../files/file-store.ts';
+import type { Clock } from '../clock.ts';
+import type { Signals } from '../db/signals.ts';
 
 export interface ServiceDeps {
   models: Map<string, EntityModel>;
@@ -30,6 +32,8 @@ export interface ServiceDeps {
   enqueueMany(crud: CrudContext, job: string, items: EnqueueItem[]): Promise<void>;
   outbound: Outbound;
   files: FileStore;
+  clock: Clock;
+  signals: Signals;
 }
 
 export class KernelServices implements ContextServices {
@@ -86,6 +90,15 @@ export class KernelServices implements ContextServices {
   }
   get files(): FileStore {
     return this.#deps.files;
+  }
+  get clock(): Clock {
+    return this.#deps.clock;
+  }
+  signal(tenantId: string, topic: string): Promise<void> {
+    return this.#deps.signals.signal(tenantId, topic);
+  }
+  waitForSignal(tenantId: string, topic: string, ms: number, abort?: AbortSignal): Promise<boolean> {
+    return this.#deps.signals.wait(tenantId, topic, ms, abort);
   }
   enqueue(crud: CrudContext, job: string, data: unknown, opts: EnqueueOptions): Promise<string | null> {
     return this.#deps.enqueue(crud, job, data, opts);

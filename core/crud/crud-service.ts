@@ -19,7 +19,7 @@ import type { Translations } from '../i18n.ts';
 import { formatRounded } from '../decimal.ts';
 import { comparable, computeFormulas, diff, fitting, parseSum, type Changes } from './derived.ts';
 import { Params, q, run } from '../data/sql.ts';
-import { and, compileCondition, compileScope, matching, type Condition, type Fragment } from '../data/scope.ts';
+import { and, columnOf, compileCondition, compileScope, matching, type Condition, type Fragment } from '../data/scope.ts';
 import { FLAGS, tableOf, type Flags, type Table } from '../data/table.ts';
 import { numberRow } from '../data/sequence.ts';
 import { v7 as uuidv7 } from 'uuid';
@@ -335,6 +335,38 @@ export class CrudService {
   async aggregate(ctx: CrudContext, query: AggregateQuery): Promise<AggregateRow[]> {
     const source = { models: this.#models, model: this.model, ability: ctx.ability };
     return aggregate(ctx.em, this.params(ctx), source, this.scope(ctx, 'read') ?? (() => 'false'), query);
+  }
+
+  /**
+   * A work queue's claim, in one statement: the first row (by `orderBy`, a
+   * sort spec; default oldest first) meeting `where` that the caller may read
+   * and update and no other transaction holds locked gets `set` (read-only
+   * fields included) and a new version; null when there is none. Concurrent
+   * claims never take the same row. It runs no hooks and records no event or
+   * audit record, so only entities with none of them may use it.
+   */
+  async claim(ctx: CrudContext, where: Condition, set: Row, opts: { orderBy?: string } = {}): Promise<Row | null> {
+    const h = this.#hooks;
+    if (this.#outbox || this.model.auditLog || h.beforeWrite || h.afterWrite || h.afterCommit) {
+      throw new Error(`${this.model.name}: claim() runs no hooks and records no event or audit: only for entities with "events": false, no audit and no hooks`);
+    }
+    const read = this.scope(ctx, 'read');
+    const update = this.scope(ctx, 'update');
+    if (!read || !update) return null;
+    const data: Row = {};
+    for (const [name, value] of Object.entries(set)) {
+      const f = this.model.byName.get(name);
+      if (!f || f.translatable) throw new Error(`claim() cannot set ${this.model.name}.${name}`);
+      data[name] = this.#stored(f, value);
+    }
+    const order = (opts.orderBy ?? 'createdAt').split(',').map((part) => {
+      const desc = part.startsWith('-');
+      const column = columnOf(this.model, desc ? part.slice(1) : part);
+      if (!column) throw new Error(`claim() cannot order ${this.model.name} by "${part}"`);
+      return `t.${q(column)}${desc ? ' desc' : ''}`;
+    });
+    const where_ = and([read, update, compileCondition(this.#models, this.model, where)]);
+    return tableOf(this.model).claim(ctx.em, this.params(ctx), where_, [...order, 't."id"'].join(', '), data, { columns: this.#columns(ctx) });
   }
 
   /** `internal`: values of fields the API never writes (a password hash), set by a module's handler. */

@@ -110,6 +110,24 @@ export class Table {
     return this.#unflag((await run(em, sql, p.values))[0] ?? null);
   }
 
+  /**
+   * Sets `data` on the first row, in `order` (SQL over alias t), where
+   * `where` holds, skipping rows another transaction holds locked (a work
+   * queue's claim: concurrent claimers never take the same row, and never
+   * wait for each other); bumps the version. Null when no row is free.
+   */
+  async claim(em: EntityManager, p: Params, where: Fragment, order: string, data: Row, opts: WriteOpts = {}): Promise<Row | null> {
+    const sets = [`"version" = t."version" + 1`, `"updated_at" = ${p.add(opts.now ?? new Date().toISOString())}`];
+    for (const [name, value] of Object.entries(data)) {
+      const col = this.#writable.get(name);
+      if (col && value !== undefined) sets.push(`${q(col.column)} = ${this.#value(p, col, value)}`);
+    }
+    const table = p.table(this.model.table);
+    const picked = `select t."id" from ${table} t where ${where(p)} order by ${order} limit 1 for update of t skip locked`;
+    const sql = `update ${table} as t set ${sets.join(', ')} from (${picked}) as "picked" where t."id" = "picked"."id" returning ${opts.columns?.(p) ?? this.columns}`;
+    return (await run(em, sql, p.values))[0] ?? null;
+  }
+
   async delete(em: EntityManager, p: Params, id: string, opts: Pick<WriteOpts, 'with'> = {}): Promise<void> {
     await run(em, `${this.#with(p, opts)}delete from ${p.table(this.model.table)} t where t."id" = ${p.add(id)}`, p.values);
   }

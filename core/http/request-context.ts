@@ -132,8 +132,8 @@ export function installRequestContext(app: FastifyInstance, kernel: Kernel, toke
       throw httpError('COMPANY_REQUIRED');
     }
     request.companyId = wanted ?? companyId ?? null;
-    // 4. what may they do: the CASL ability for their roles (its conditions become SQL in data/scope.ts)
-    const ability = principal.kind === 'system' ? kernel.services.systemAbility : await abilities.for(tenant.id, principal.roles);
+    // 4. what may they do: the CASL ability for their roles, or the codes they hold directly (its conditions become SQL in data/scope.ts)
+    const ability = principal.kind === 'system' ? kernel.services.systemAbility : await abilities.of(tenant.id, principal);
     if (access.can && !ability.can(access.can.action, access.can.subject)) {
       throw httpError('FORBIDDEN', `missing permission to ${access.can.action} ${access.can.subject}`);
     }

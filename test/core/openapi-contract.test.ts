@@ -76,7 +76,8 @@ t.test('each operation lists only the problem codes it can answer', async (t) =>
     const codes = codesOf(op);
     // refresh checks its token itself; logout's access token is optional, but checked (with its company) when sent
     const own: Record<string, string[]> = { authRefresh: ['UNAUTHENTICATED'], authLogout: ['UNAUTHENTICATED', 'COMPANY_FORBIDDEN'] };
-    if (op.auth === 'public') for (const g of GUARDS.filter((g) => !own[op.id]?.includes(g))) expect(op, g, false);
+    // a module authenticator's routes are guarded like a user's, by its credentials
+    if (op.auth === 'public' && !op.authenticator) for (const g of GUARDS.filter((g) => !own[op.id]?.includes(g))) expect(op, g, false);
     else expect(op, 'COMPANY_FORBIDDEN', true);
     expect(op, 'PLATFORM_ONLY', op.auth === 'platform');
     if (op.kind !== 'kernel') {
@@ -189,6 +190,15 @@ t.test('operationIds: <module><Verb><Noun>, the CRUD noun the entity name', asyn
     'Login',
     'Logout',
     'Refresh',
+    // API-key clients: keys, tokens and a job's lease
+    'Rotate',
+    'Revoke',
+    'Issue',
+    'Queue',
+    'Claim',
+    'Heartbeat',
+    'Complete',
+    'Fail',
   ];
   // the session verbs of auth act on the caller's own session: no noun to name
   const ALONE = ['Login', 'Logout', 'Refresh'];

@@ -38,6 +38,8 @@ export interface ApiOperation {
   pathParams: string[];
   body?: Schema;
   auth: 'public' | 'user' | 'platform';
+  /** a module authenticator the operation takes instead of user tokens (auth stays 'public' to the attack suites, which hold no such credentials) */
+  authenticator?: string;
   admin: boolean;
   can?: { action: string; subject: string };
   entity?: string;
@@ -132,6 +134,7 @@ function describeApi(doc: Doc, kernel: Kernel): Api {
       const k = known.get(`${method} ${path}`);
       // an empty requirement ({}) lets anonymous callers in (the logout takes a refresh token alone)
       const secured = (op.security ?? []).some((s) => 'bearerAuth' in s) && !(op.security ?? []).some((s) => !Object.keys(s).length);
+      const moduleAuth = (op.security ?? []).flatMap((s) => Object.keys(s)).find((name) => kernel.authenticators.has(name));
       // kernel routes are no manifest's: the platform area is for operators (admins of the platform tenant)
       const platform = !k && path.startsWith('/api/platform/');
       const pathParams = [...path.matchAll(/\{([^}]+)\}/g)].map((x) => x[1]);
@@ -150,6 +153,7 @@ function describeApi(doc: Doc, kernel: Kernel): Api {
         pathParams,
         ...(body ? { body: resolve(body) } : {}),
         auth: !secured ? 'public' : platform ? 'platform' : 'user',
+        ...(moduleAuth ? { authenticator: moduleAuth } : {}),
         admin: k ? k.admin : platform,
         ...(k?.can ? { can: k.can } : {}),
         ...(k?.entity ? { entity: k.entity } : {}),
@@ -173,7 +177,10 @@ function describeApi(doc: Doc, kernel: Kernel): Api {
     creator: (entity) =>
       ops.find((o) => o.kind === 'create' && o.entity === entity) ??
       ops.find((o) => o.kind === 'custom' && o.method === 'POST' && o.can?.action === 'create' && o.can.subject === entity && !o.pathParams.length),
-    reader: (entity) => ops.find((o) => o.kind === 'read' && o.entity === entity),
+    reader: (entity) =>
+      ops.find((o) => o.kind === 'read' && o.entity === entity) ??
+      // a module's own GET of one row (one that adds what is computed when read, e.g. a client's presence)
+      ops.find((o) => o.kind === 'custom' && o.method === 'GET' && o.auth === 'user' && o.can?.action === 'read' && o.can.subject === entity && o.path.endsWith('/{id}') && o.pathParams.length === 1),
   };
 }
 
