@@ -21,7 +21,7 @@ async function fakeProvider() {
   const fake = {
     calls,
     url: '',
-    answer: (_call: Call): { status?: number; content?: unknown; raw?: string; delay?: number } => ({ content: {} }),
+    answer: (() => ({ content: {} })) as (call: Call) => { status?: number; content?: unknown; raw?: string; delay?: number },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
   const server = createServer((req, res) => {
