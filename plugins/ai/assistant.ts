@@ -65,7 +65,9 @@ export const parseAssistantText = handler(
   async (ctx, request) => {
     const { text, timeZone, now, useProvider } = request.body;
     const reference = now === undefined ? new Date() : new Date(now);
-    if (Number.isNaN(reference.getTime())) throw validationError([{ path: '/now', message: 'is no date-time' }]);
+    // dates counted from it stay four-digit years PostgreSQL takes
+    if (Number.isNaN(reference.getTime()) || reference.getUTCFullYear() < 1900 || reference.getUTCFullYear() > 8999)
+      throw validationError([{ path: '/now', message: 'must be a date-time between the years 1900 and 8999' }]);
     return propose(ctx, {
       text,
       language: languageOf(request, request.body.language),

@@ -82,7 +82,10 @@ export function instantOf(date: string, time: string, timeZone: string): Date {
 /** Every date chrono finds in `text`, future-leaning ("Friday" is the next one), in the caller's zone. */
 export function findDates(text: string, language: DateLanguage, reference: Date, timeZone: string): DateHit[] {
   const w = wallClock(reference, timeZone);
-  const localRef = new Date(w.year, w.month - 1, w.day, w.hour, w.minute, w.second);
+  // setFullYear, not new Date(y, …): that reads years 0-99 as 1900-1999
+  const localRef = new Date(0);
+  localRef.setFullYear(w.year, w.month - 1, w.day);
+  localRef.setHours(w.hour, w.minute, w.second, 0);
   const results = PARSERS[language].parse(text, localRef, { forwardDate: true });
   return results.map((r) => {
     const c = r.start;

@@ -84,6 +84,7 @@ t.test('confirm: bad input', async (t) => {
     [{ title: 'x', priority: 'urgent' }, 'unknown priority'],
     [{ title: 'x', dueDate: '2026-02-30' }, 'no such day'],
     [{ title: 'x', dueDate: 'tomorrow' }, 'date in words'],
+    [{ title: 'x', dueDate: '0000-01-01' }, 'year 0'],
     [{ title: 'x', dueTime: '15:00' }, 'time without date'],
     [{ title: 'x', dueDate: '2026-03-12', dueTime: '25:00' }, 'no such time'],
     [{ title: 'x', timeZone: 'Mars/Olympus' }, 'unknown zone'],
@@ -107,6 +108,8 @@ t.test('parse: bad input and the size cap', async (t) => {
     [{ text: 'a', timeZone: 'Mars/Olympus' }, 'unknown zone'],
     [{ text: 'a', timeZone: '' }, 'empty zone'],
     [{ text: 'a', now: 'yesterday' }, 'now in words'],
+    [{ text: 'a', now: '0050-06-01T12:00:00Z' }, 'now in antiquity'],
+    [{ text: 'a', now: '9999-12-31T12:00:00Z' }, 'now at the end of time'],
     [{ text: 'a', useProvider: 'yes' }, 'useProvider a string'],
     ['{"text": ', 'broken JSON'],
   ];
