@@ -8,13 +8,17 @@ const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => T
 export const UserRef = Type.Object({ id: Type.String(), name: Type.String(), email: Type.String() }, { additionalProperties: false });
 export const ProjectRef = Type.Object({ id: Type.String(), key: Type.String(), name: Type.String() }, { additionalProperties: false });
 
+const DateValue = Type.Object({ date: Type.String({ format: 'date' }), time: Nullable(Type.String()) }, { additionalProperties: false });
+
 const Span = Type.Object(
   {
     start: Type.Integer({ minimum: 0, description: 'index of the first character (UTF-16 code units, as JavaScript counts)' }),
     end: Type.Integer({ minimum: 0, description: 'index after the last character' }),
     kind: Type.Union([Type.Literal('date'), Type.Literal('priority'), Type.Literal('assignee'), Type.Literal('project')]),
     text: Type.String(),
-    value: Type.Unknown({ description: 'date: { date, time }; priority: the level; assignee: a user or null; project: a project or null' }),
+    value: Type.Union([DateValue, Type.Union(PRIORITIES.map((p) => Type.Literal(p))), UserRef, ProjectRef, Type.Null()], {
+      description: 'date: { date, time }; priority: the level; assignee: the user or null (unknown, ambiguous); project: the project or null',
+    }),
   },
   { additionalProperties: false },
 );

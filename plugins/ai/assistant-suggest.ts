@@ -10,7 +10,10 @@ const RECENT = 200;
 const KINDS = ['user', 'project', 'title'] as const;
 type Kind = (typeof KINDS)[number];
 
-const Match = Type.Object({ field: Type.String(), ranges: Type.Array(Type.Tuple([Type.Integer(), Type.Integer()]), { description: '[start, end) in the field' }) }, { additionalProperties: false });
+const Match = Type.Object(
+  { field: Type.String(), ranges: Type.Array(Type.Array(Type.Integer({ minimum: 0 }), { minItems: 2, maxItems: 2 }), { description: '[start, end) in the field' }) },
+  { additionalProperties: false },
+);
 const Suggestion = Type.Object(
   {
     kind: Type.Union(KINDS.map((k) => Type.Literal(k))),
@@ -53,7 +56,7 @@ async function suggest(ctx: ModuleContext, kind: Kind, q: string, limit: number)
   return ranked(titles, q, ['title'], limit).map(({ item, score, matches }) => ({ kind, id: null, label: item.title, insert: item.title, detail: null, score, matches }));
 }
 
-export const suggestAssistantCompletions = handler(
+export const listAssistantSuggestions = handler(
   {
     querystring: Type.Object(
       {

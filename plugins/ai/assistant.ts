@@ -101,7 +101,7 @@ function describe(ctx: ModuleContext, body: Static<typeof ConfirmBody>): string 
   return text || null;
 }
 
-export const confirmAssistantProposal = handler(
+export const createAssistantTask = handler(
   {
     body: ConfirmBody,
     response: {

@@ -1,17 +1,17 @@
 // The AI module's code beyond its manifest (manifests/ai.json).
 import type { PluginModule } from '../../core/plugin-api.ts';
-import { confirmAssistantProposal, parseAssistantText } from './assistant.ts';
-import { suggestAssistantCompletions } from './assistant-suggest.ts';
+import { createAssistantTask, parseAssistantText } from './assistant.ts';
+import { listAssistantSuggestions } from './assistant-suggest.ts';
 import { getAssistantHelp } from './assistant-help.ts';
 import { providerHooks } from './provider.ts';
-import { testAiProvider } from './provider-test.ts';
+import { checkAiProvider } from './provider-test.ts';
 
 export const handlers: PluginModule['handlers'] = {
   parseAssistantText,
-  confirmAssistantProposal,
-  suggestAssistantCompletions,
+  createAssistantTask,
+  listAssistantSuggestions,
   getAssistantHelp,
-  testAiProvider,
+  checkAiProvider,
 };
 
 export const hooks: PluginModule['hooks'] = {

@@ -8,7 +8,7 @@ import { localDay } from './parse-dates.ts';
 
 const SAMPLE = 'Call Acme tomorrow at 3pm about the renewal, urgent';
 
-export const testAiProvider = handler(
+export const checkAiProvider = handler(
   {
     params: Type.Object({ id: Type.String({ format: 'uuid' }) }, { additionalProperties: false }),
     response: {
