@@ -179,7 +179,7 @@ export async function openKernel(config: Config): Promise<Kernel> {
     enqueue: (crud, job, data, opts) => kernel.eventRuntime.enqueue(crud, job, data, opts),
     enqueueMany: (crud, job, items) => kernel.eventRuntime.enqueueMany(crud, job, items),
     outbound: {
-      postJson: (url, body, headers, opts = {}) => postJson(url, body, headers, { ...config.outbound, timeoutMs: Math.min(config.outbound.timeoutMs, opts.timeoutMs ?? Infinity) }),
+      postJson: (url, body, headers, opts = {}) => postJson(url, body, headers, { ...config.outbound, timeoutMs: Math.max(1, Math.min(config.outbound.timeoutMs, opts.timeoutMs ?? Infinity)) }),
       checkUrl: (url) => checkTargetUrl(url, config.outbound.allowPrivate),
     },
     files: kernel.files,
