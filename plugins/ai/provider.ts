@@ -53,10 +53,13 @@ const isRealDate = (d: string) => {
   return !Number.isNaN(at.getTime()) && at.toISOString().startsWith(d);
 };
 
-/** The enabled provider of the tenant with its key, or null. Read as the system: configuration the caller uses, never shown to them. */
+/**
+ * The tenant's enabled provider (of several, the first by name) with its key,
+ * or null. Read as the system: configuration the caller uses, never shown to them.
+ */
 export async function enabledProvider(ctx: ModuleContext): Promise<Row | null> {
   const providers = ctx.system().data('AiProvider');
-  const [row] = await providers.find({ enabled: true }, { limit: 1 });
+  const [row] = await providers.find({ enabled: true }, { limit: 1, orderBy: 'name' });
   return row ? providers.reveal(row.id as string, ['apiKey']) : null;
 }
 

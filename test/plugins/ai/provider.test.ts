@@ -55,6 +55,8 @@ const GOOD = { title: 'Call Acme about the renewal', dueDate: '2026-03-12', dueT
 const parse = (body: object = {}) => caller.api('POST', '/api/ai/assistant/parse', { text: TEXT, now: NOW, timeZone: 'Europe/Berlin', ...body });
 
 let providerId = '';
+/** a second provider on a closed port: asked only once the first is disabled */
+let spareId = '';
 
 t.test('without a provider the offline parser answers and nothing is called', async (t) => {
   const res = expectStatus(await parse(), 200, 'parse');
@@ -62,7 +64,7 @@ t.test('without a provider the offline parser answers and nothing is called', as
   t.equal(fake.calls.length, 0);
 });
 
-t.test('providers: erp:ai:admin only, one per tenant, the key write-only and encrypted', async (t) => {
+t.test('providers: erp:ai:admin only, the key write-only and encrypted', async (t) => {
   const body = { name: 'Local model', baseUrl: fake.url, model: 'tiny-1', apiKey: 'sk-test-0123456789', timeoutMs: 1000 };
   expectProblem(t, await caller.api('POST', '/api/ai/providers', body), 403, 'FORBIDDEN', 'erp:ai:view cannot create');
   expectProblem(t, await caller.api('GET', '/api/ai/providers'), 403, 'FORBIDDEN', 'nor list');
@@ -71,7 +73,8 @@ t.test('providers: erp:ai:admin only, one per tenant, the key write-only and enc
   t.match(created, { kind: 'openai-compatible', name: 'Local model', enabled: true, timeoutMs: 1000, lastTestAt: null });
   t.notOk('apiKey' in created && created.apiKey, 'the key is never returned');
   t.notMatch(JSON.stringify(expectStatus(await admin.api('GET', `/api/ai/providers/${created.id}`), 200, 'read')), /sk-test/);
-  expectProblem(t, await admin.api('POST', '/api/ai/providers', { ...body, name: 'Second' }), 409, 'CONFLICT', 'one per tenant');
+  // of several enabled providers the first by name is asked: this one sorts after "Local model"
+  spareId = expectStatus(await admin.api('POST', '/api/ai/providers', { ...body, name: 'Spare', baseUrl: 'http://127.0.0.1:9/v1' }), 201, 'a second one').id;
   const t0 = ctx.kernel.tenants.cached(tenant.id)!;
   const raw = await ctx.kernel.dbs
     .get(t0.connectionKey)
@@ -147,7 +150,13 @@ t.test('an unreachable or disabled provider', async (t) => {
   t.equal(res.warnings[0].code, 'PROVIDER_FAILED');
   expectStatus(await admin.api('PATCH', `/api/ai/providers/${providerId}`, { baseUrl: fake.url, enabled: false }), 200, 'disabled');
   const calls = fake.calls.length;
-  t.same(expectStatus(await parse(), 200, 'parse').warnings, [], 'disabled: no warning');
+  t.same(
+    expectStatus(await parse(), 200, 'parse').warnings.map((w: { code: string }) => w.code),
+    ['PROVIDER_FAILED'],
+    'the next enabled one (on a closed port) is asked',
+  );
+  expectStatus(await admin.api('PATCH', `/api/ai/providers/${spareId}`, { enabled: false }), 200, 'spare disabled');
+  t.same(expectStatus(await parse(), 200, 'parse').warnings, [], 'none enabled: no warning');
   t.equal(fake.calls.length, calls, 'disabled: not called');
   expectStatus(await admin.api('PATCH', `/api/ai/providers/${providerId}`, { enabled: true }), 200, 'enabled');
 });
