@@ -1,6 +1,6 @@
 // POST /api/ai/providers/:id/test: asks the provider to parse a sample
 // sentence now and records the outcome on the provider (lastTestAt,
-// lastTestOk, lastTestError), so an administrator sees a broken key or URL
+// lastTestOk, lastTestFailure), so an administrator sees a broken key or URL
 // before the assistant quietly falls back to the offline parser.
 import { handler, Type } from '../../core/plugin-api.ts';
 import { askProvider, ProviderFailure } from './provider.ts';
@@ -38,7 +38,7 @@ export const checkAiProvider = handler(
       if (!(err instanceof ProviderFailure)) throw err;
       error = err.message.slice(0, 500);
     }
-    await providers.update(request.params.id, {}, { set: { lastTestAt: now.toISOString(), lastTestOk: error === null, lastTestError: error } });
+    await providers.update(request.params.id, {}, { set: { lastTestAt: now.toISOString(), lastTestOk: error === null, lastTestFailure: error } });
     return { ok: error === null, error, durationMs: Math.round(performance.now() - started), answer };
   },
 );

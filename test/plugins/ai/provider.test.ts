@@ -165,11 +165,11 @@ t.test('POST /providers/:id/test records the outcome', async (t) => {
   fake.answer = () => ({ content: GOOD });
   const ok = expectStatus(await admin.api('POST', `/api/ai/providers/${providerId}/test`), 200, 'test');
   t.match(ok, { ok: true, error: null, answer: GOOD });
-  t.match(expectStatus(await admin.api('GET', `/api/ai/providers/${providerId}`), 200, 'read'), { lastTestOk: true, lastTestError: null, lastTestAt: String });
+  t.match(expectStatus(await admin.api('GET', `/api/ai/providers/${providerId}`), 200, 'read'), { lastTestOk: true, lastTestFailure: null, lastTestAt: String });
   fake.answer = () => ({ status: 503, raw: '{}' });
   const failed = expectStatus(await admin.api('POST', `/api/ai/providers/${providerId}/test`), 200, 'failing');
   t.match(failed, { ok: false, error: /503/, answer: null });
-  t.match(expectStatus(await admin.api('GET', `/api/ai/providers/${providerId}`), 200, 'read'), { lastTestOk: false, lastTestError: /503/ });
+  t.match(expectStatus(await admin.api('GET', `/api/ai/providers/${providerId}`), 200, 'read'), { lastTestOk: false, lastTestFailure: /503/ });
   expectProblem(t, await caller.api('POST', `/api/ai/providers/${providerId}/test`), 403, 'FORBIDDEN', 'erp:ai:view');
   expectProblem(t, await admin.api('POST', `/api/ai/providers/${UNKNOWN_ID}/test`), 404, 'NOT_FOUND', 'unknown');
   expectProblem(t, await admin.api('POST', '/api/ai/providers/nope/test'), 400, 'VALIDATION_FAILED', 'malformed id');
