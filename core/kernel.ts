@@ -189,12 +189,13 @@ export async function openKernel(config: Config): Promise<Kernel> {
     enqueue: (crud, job, data, opts) => kernel.eventRuntime.enqueue(crud, job, data, opts),
     enqueueMany: (crud, job, items) => kernel.eventRuntime.enqueueMany(crud, job, items),
     outbound: {
-      postJson: (url, body, headers) => postJson(url, body, headers, config.outbound),
+      postJson: (url, body, headers, opts = {}) => postJson(url, body, headers, { ...config.outbound, timeoutMs: Math.max(1, Math.min(config.outbound.timeoutMs, opts.timeoutMs ?? Infinity)) }),
       checkUrl: (url) => checkTargetUrl(url, config.outbound.allowPrivate),
     },
     files: kernel.files,
     clock: kernel.clock,
     signals,
+    menu: modules.flatMap(({ manifest: m }) => (m.menu ?? []).map((e) => ({ module: m.id, label: e.label, path: e.path, permission: e.permission, icon: e.icon ?? null }))),
   });
   kernel.contextFor = async ({ tenant: id, principal, companyId = null, language }) => {
     const tenant = await tenants.find(id);

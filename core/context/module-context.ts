@@ -55,6 +55,17 @@ export interface ContextServices {
   signal(tenantId: string, topic: string): Promise<void>;
   /** true once the tenant's topic is signalled within `ms`; false when the time ran out or `abort` fired */
   waitForSignal(tenantId: string, topic: string, ms: number, abort?: AbortSignal): Promise<boolean>;
+  /** every loaded module's menu entries, in load order */
+  menu: MenuEntry[];
+}
+
+/** A page of the web console a module's manifest lists in its menu. */
+export interface MenuEntry {
+  module: string;
+  label: string;
+  path: string;
+  permission: string;
+  icon: string | null;
 }
 
 /** One of many jobs of a kind sent at once: its data, and its tries if not the job's declaration. */
@@ -72,7 +83,8 @@ export interface EnqueueOptions {
 
 /** HTTP calls out of the runtime, under the kernel's SSRF policy, timeout and response cap (config "outbound"). */
 export interface Outbound {
-  postJson(url: string, body: string, headers: Record<string, string>): Promise<{ status: number; durationMs: number; body: string; truncated: boolean }>;
+  /** POSTs once; `timeoutMs` shortens the kernel's timeout for this call (never lengthens it) */
+  postJson(url: string, body: string, headers: Record<string, string>, opts?: { timeoutMs?: number }): Promise<{ status: number; durationMs: number; body: string; truncated: boolean }>;
   /** why the kernel would refuse to call `url`, or null */
   checkUrl(url: string): string | null;
 }
@@ -285,6 +297,18 @@ export class ModuleContext {
    */
   get files(): TenantFiles {
     return tenantFiles(this.#services.files, this.tenantId);
+  }
+
+  /**
+   * The menu entries of the loaded modules whose permission code the
+   * principal holds (every entry for the system), in load order: the pages
+   * of the web console this caller sees.
+   */
+  async menu(): Promise<MenuEntry[]> {
+    const all = this.#services.menu;
+    if (this.principal.kind === 'system') return all;
+    const codes = new Set(await this.codesOf(this.principal.roles));
+    return all.filter((e) => codes.has(e.permission));
   }
 
   /** Permission codes a set of roles holds in this tenant. */

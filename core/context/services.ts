@@ -6,7 +6,7 @@ import type { EntityModel } from '../model/entity-model.ts';
 import type { SecretBox } from '../secrets.ts';
 import type { Ability } from '../access/abilities.ts';
 import { CrudService, type CrudContext, type WriteHooks, type WriteEvent } from '../crud/crud-service.ts';
-import { ModuleContext, type ContextServices, type EmittedEvent, type EnqueueItem, type EnqueueOptions, type Outbound } from './module-context.ts';
+import { ModuleContext, type ContextServices, type EmittedEvent, type EnqueueItem, type EnqueueOptions, type MenuEntry, type Outbound } from './module-context.ts';
 import type { PlinthEvent } from '../data/outbox.ts';
 import type { EntityHooks } from './hooks.ts';
 import type { Outbox } from '../data/outbox.ts';
@@ -34,6 +34,7 @@ export interface ServiceDeps {
   files: FileStore;
   clock: Clock;
   signals: Signals;
+  menu: MenuEntry[];
 }
 
 export class KernelServices implements ContextServices {
@@ -99,6 +100,9 @@ export class KernelServices implements ContextServices {
   }
   waitForSignal(tenantId: string, topic: string, ms: number, abort?: AbortSignal): Promise<boolean> {
     return this.#deps.signals.wait(tenantId, topic, ms, abort);
+  }
+  get menu(): MenuEntry[] {
+    return this.#deps.menu;
   }
   enqueue(crud: CrudContext, job: string, data: unknown, opts: EnqueueOptions): Promise<string | null> {
     return this.#deps.enqueue(crud, job, data, opts);

@@ -138,9 +138,7 @@ export function registerMetaRoutes(app: FastifyInstance, kernel: Kernel): void {
       return {
         modules: kernel.modules.map(({ manifest: m }) => ({ id: m.id, name: m.name, version: m.version, description: m.description ?? null })),
         entities: models.map((m) => describeEntity(m, ability, paths.get(m.name) ?? null)),
-        menu: kernel.modules.flatMap(({ manifest: m }) =>
-          (m.menu ?? []).filter((e) => codes.has(e.permission)).map((e) => ({ module: m.id, label: e.label, path: e.path, permission: e.permission, icon: e.icon ?? null })),
-        ),
+        menu: kernel.services.menu.filter((e) => codes.has(e.permission)),
       };
     },
   );

@@ -4,6 +4,11 @@ import { createClient, getClient, listClientJobs, listClients, queueClientJob, r
 import { apiKeyAuthenticator, clientTokenAuthenticator, issueClientToken } from './client-auth.ts';
 import { claimJob, completeJob, failJob, heartbeatJob, listOwnJobs } from './client-jobs.ts';
 import { presenceSweep } from './presence.ts';
+import { createAssistantTask, parseAssistantText } from './assistant.ts';
+import { listAssistantSuggestions } from './assistant-suggest.ts';
+import { getAssistantHelp } from './assistant-help.ts';
+import { providerHooks } from './provider.ts';
+import { checkAiProvider } from './provider-test.ts';
 
 export const handlers: PluginModule['handlers'] = {
   // API-key clients (clients.ts, client-auth.ts, client-jobs.ts)
@@ -21,9 +26,17 @@ export const handlers: PluginModule['handlers'] = {
   heartbeatJob,
   completeJob,
   failJob,
+  // the assistant (assistant*.ts, provider*.ts)
+  parseAssistantText,
+  createAssistantTask,
+  listAssistantSuggestions,
+  getAssistantHelp,
+  checkAiProvider,
 };
 
-export const hooks: PluginModule['hooks'] = {};
+export const hooks: PluginModule['hooks'] = {
+  AiProvider: providerHooks,
+};
 
 export const subscribers: PluginModule['subscribers'] = {};
 

@@ -187,6 +187,7 @@ t.test('operationIds: <module><Verb><Noun>, the CRUD noun the entity name', asyn
     'Unarchive',
     'Retry',
     'Check',
+    'Parse',
     'Login',
     'Logout',
     'Refresh',
