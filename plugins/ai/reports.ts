@@ -1,4 +1,4 @@
-// Report definitions: the owner is whoever creates one; the type is one of
+// Report definitions: the owner is whoever creates one (unless named); the type is one of
 // the registry's and stays; parameters meet the type's schema; a schedule is
 // a cron expression, and nextRunAt follows it (and the enabled flag) on the
 // tenant's clock whenever either changes.
@@ -10,7 +10,10 @@ export const reportHooks: EntityHooks = {
   async beforeWrite(ctx, { op, input = {}, before }) {
     if (op === 'delete') return;
     const out: Record<string, unknown> = { ...input };
-    if (!before) out.ownerId = ctx.userId;
+    // the create grant decides whose reports one may make (erp:ai:view: one's own)
+    if (!before) out.ownerId = input.ownerId ?? ctx.userId;
+    if (!before && !out.ownerId) throw validationError([{ path: '/ownerId', message: 'a report needs an owner to run as' }]);
+    if (before && input.ownerId !== undefined && input.ownerId !== before.ownerId) throw validationError([{ path: '/ownerId', message: 'a report keeps its owner' }]);
     const typeName = (input.type ?? before?.type) as string;
     if (before && input.type !== undefined && input.type !== before.type) throw validationError([{ path: '/type', message: 'a report keeps its type (create a new report)' }]);
     const type = reportType(typeName);

@@ -134,12 +134,16 @@ t.test('definitions: bad cron, unknown type, bad parameters, unknown fields, hug
     [{ name: 'x', type: 'task-summary', bogus: 1 }, 'unknown field'],
     [{ name: 'x'.repeat(201), type: 'task-summary' }, 'name too long'],
     [{ name: 'x', type: 'task-summary', schedule: '* '.repeat(100) }, 'schedule too long'],
-    [{ name: 'x', type: 'task-summary', ownerId: owner.id }, 'owner is read-only'],
     [{ name: 'x', type: 'task-summary', nextRunAt: '2030-01-01T00:00:00Z' }, 'nextRunAt is read-only'],
     [{ name: 5, type: 'task-summary' }, 'wrong type'],
   ];
   for (const [body, what] of shapes) expectProblem(t, await owner.api('POST', '/api/ai/reports', body as object), 400, 'VALIDATION_FAILED', what);
+  expectProblem(t, await owner.api('POST', '/api/ai/reports', { name: 'x', type: 'task-summary', ownerId: stranger.id }), 403, 'FORBIDDEN', "another's report");
+  const forStranger = expectStatus(await apiAs(ctx, tenant.adminToken)('POST', '/api/ai/reports', { name: 'x', type: 'task-summary', ownerId: stranger.id }), 201, 'an admin names the owner');
+  t.equal(forStranger.ownerId, stranger.id);
   const r = await define(owner, { name: 'Edit me', type: 'overdue-tasks', parameters: { limit: 5 } });
+  t.equal(r.ownerId, owner.id, 'default: the creator');
+  expectProblem(t, await owner.api('PATCH', `/api/ai/reports/${r.id}`, { ownerId: stranger.id }), 400, 'VALIDATION_FAILED', 'the owner is fixed');
   expectProblem(t, await owner.api('PATCH', `/api/ai/reports/${r.id}`, { type: 'workload' }), 400, 'VALIDATION_FAILED', 'type is fixed');
   expectProblem(t, await owner.api('PATCH', `/api/ai/reports/${r.id}`, { parameters: { limit: 0 } }), 400, 'VALIDATION_FAILED', 'bad parameters on update');
   expectProblem(t, await owner.api('PATCH', `/api/ai/reports/${r.id}`, { name: 'y' }, { 'if-match': '"99"' }), 412, 'PRECONDITION_FAILED', 'stale If-Match');
