@@ -23,7 +23,7 @@ export const assignmentHooks: EntityHooks = {
 
 const Uuid = Type.String({ format: 'uuid' });
 
-export const assignTask = handler(
+export const setTaskAssignee = handler(
   {
     body: Type.Object(
       {

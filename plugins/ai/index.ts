@@ -3,17 +3,17 @@
 // hooks apply on /api/ai/tasks); this adds their assignment history, reports
 // and the dashboard.
 import type { PluginModule } from '../../core/plugin-api.ts';
-import { assignmentHooks, assignTask } from './assign.ts';
+import { assignmentHooks, setTaskAssignee } from './assign.ts';
 import { listReportTypes, reportHooks } from './reports.ts';
-import { compareReportRun, runReport } from './report-runs.ts';
+import { getReportRunComparison, createReportRun } from './report-runs.ts';
 import { scheduledReports } from './schedule.ts';
 import { getAiDashboard } from './dashboard.ts';
 
 export const handlers: PluginModule['handlers'] = {
-  assignTask,
+  setTaskAssignee,
   listReportTypes,
-  runReport,
-  compareReportRun,
+  createReportRun,
+  getReportRunComparison,
   getAiDashboard,
 };
 

@@ -53,7 +53,7 @@ export async function executeRun(ctx: ModuleContext, report: Row, range: ReportR
 
 const Instant = (description: string) => Type.Optional(Type.String({ format: 'date-time', description }));
 
-export const runReport = handler(
+export const createReportRun = handler(
   {
     params: Type.Object({ id: Type.String({ format: 'uuid' }) }, { additionalProperties: false }),
     body: Type.Optional(
@@ -76,7 +76,7 @@ export const runReport = handler(
 
 const Figure = Type.Object(
   {
-    figure: Type.String({ description: 'what is counted, as the type names it ("total", "category.done", "open.<user id>")' }),
+    figure: Type.String({ description: 'what is counted, as the type names it: "total", "category.done", "open." and a user id …' }),
     previous: Type.Union([Type.Number(), Type.Null()], { description: 'null: the previous run had no such figure' }),
     current: Type.Union([Type.Number(), Type.Null()], { description: 'null: this run has no such figure' }),
     delta: Type.Union([Type.Number(), Type.Null()], { description: 'current − previous; null when either is missing' }),
@@ -84,7 +84,7 @@ const Figure = Type.Object(
   { additionalProperties: false },
 );
 
-export const compareReportRun = handler(
+export const getReportRunComparison = handler(
   {
     params: Type.Object({ id: Type.String({ format: 'uuid' }) }, { additionalProperties: false }),
     response: {

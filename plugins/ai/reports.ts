@@ -52,7 +52,7 @@ export const listReportTypes = handler(
                 name: Type.String({ description: 'the value of a report\'s "type"' }),
                 title: Type.String(),
                 description: Type.String(),
-                parameters: Type.Unknown({ description: 'JSON Schema of its parameters' }),
+                parameters: Type.Object({}, { additionalProperties: true, description: 'JSON Schema of its parameters' }),
               },
               { additionalProperties: false },
             ),
