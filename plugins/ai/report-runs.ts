@@ -5,6 +5,8 @@ import { handler, httpError, Type, validationError, type ModuleContext, type Row
 import { reportType, type ReportRange } from './report-types.ts';
 
 const MAX_ERROR = 2000;
+const MIN_YEAR = 1900;
+const MAX_YEAR = 9999;
 
 interface RunOptions {
   triggeredBy: 'manual' | 'schedule';
@@ -67,6 +69,13 @@ export const createReportRun = handler(
     const now = new Date();
     const from = request.body?.from ? new Date(request.body.from) : null;
     const to = request.body?.to ? new Date(request.body.to) : now;
+    for (const [name, at] of [
+      ['from', from],
+      ['to', to],
+    ] as const) {
+      // the database keeps years 1..9999 (and refuses year 0 in ISO input): a range outside is no range of tasks
+      if (at && (at.getUTCFullYear() < MIN_YEAR || at.getUTCFullYear() > MAX_YEAR)) throw validationError([{ path: `/${name}`, message: `must be within the years ${MIN_YEAR}–${MAX_YEAR}` }]);
+    }
     if (from && from > to) throw validationError([{ path: '/from', message: 'is after to' }]);
     const run = await executeRun(ctx, report, { from, to }, { triggeredBy: 'manual', runById: ctx.userId, now });
     reply.code(201).header('location', `/api/ai/report-runs/${run.id}`);

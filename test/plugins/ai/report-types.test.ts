@@ -156,6 +156,9 @@ t.test('definitions: bad cron, unknown type, bad parameters, unknown fields, hug
     [{ from: 'yesterday' }, 'from not a date-time'],
     [{ from: '2030-01-01T00:00:00Z', to: '2020-01-01T00:00:00Z' }, 'from after to'],
     [{ bogus: 1 }, 'unknown field'],
+    [{ from: '0000-01-01T00:00:00Z' }, 'year 0'],
+    [{ to: '+275760-09-13T00:00:00Z' }, 'beyond any calendar'],
+    [{ from: '1200-01-01T00:00:00Z' }, 'too early'],
   ] as const;
   for (const [body, what] of runs) expectProblem(t, await owner.api('POST', `/api/ai/reports/${r.id}/run`, body), 400, 'VALIDATION_FAILED', what);
   expectProblem(t, await owner.api('POST', `/api/ai/reports/${UNKNOWN_ID}/run`, {}), 404, 'NOT_FOUND', 'unknown report');
