@@ -46,6 +46,9 @@ export const FieldSchema = Type.Object(
     ),
     readOnly: Type.Optional(Type.Boolean({ description: 'in responses, never accepted in a request body (set by the module or its default)' })),
     widget: Type.Optional(Type.String({ description: 'console hint: input widget' })),
+    example: Type.Optional(
+      Type.String({ description: 'string/text: a valid value shown in the OpenAPI document (examples), for values whose content means something a schema cannot say (a cron expression)' }),
+    ),
     formula: Type.Optional(
       Type.String({
         minLength: 1,

@@ -177,6 +177,11 @@ t.test('permissions and tenants', async (t) => {
     types.items.map((i: { name: string }) => i.name),
     ['task-summary', 'overdue-tasks', 'workload'],
   );
+  t.same(
+    types.items.map((i: { name: string }) => i.name),
+    ctx.kernel.model('AiReport').byName.get('type')!.values,
+    'every type the manifest declares is registered, and only those',
+  );
   const r = await define(owner, { name: 'Tenant bound', type: 'task-summary' });
   const ran = await run(owner, r.id);
   const other = await ctx.tenant();
