@@ -66,7 +66,8 @@ export async function buildApp(kernel: Kernel, opts: AppOptions = {}): Promise<F
   installRequestIdHeader(app);
   installSecurityHeaders(app);
 
-  const shared = [ProblemSchema, ...kernel.modules.flatMap((m) => entitySchemas(kernel, m))];
+  // by $id once: a module routing another module's entity (AI's tasks) needs the same schemas as its owner
+  const shared = [ProblemSchema, ...new Map(kernel.modules.flatMap((m) => entitySchemas(kernel, m)).map((s) => [(s as { $id?: string }).$id, s])).values()];
   installProblemHandling(app);
   installRefusals(app);
   // preflights are answered here, before the input guard and authentication

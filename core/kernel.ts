@@ -27,6 +27,7 @@ import type { EntityHooks } from './context/hooks.ts';
 import type { ModuleContext } from './context/module-context.ts';
 import { crudContextOf } from './context/context-for.ts';
 import { Identity } from './auth/identity.ts';
+import { UUID } from './ids.ts';
 import { ManifestError } from './manifest/errors.ts';
 import type { Authenticator } from './context/authenticators.ts';
 import { Outbox } from './data/outbox.ts';
@@ -180,6 +181,16 @@ export async function openKernel(config: Config): Promise<Kernel> {
     secrets: kernel.secrets,
     hooks: kernel.hooks,
     codesOf: (tenantId, roles) => kernel.abilities.codes(tenantId, roles),
+    principalOf: async (crud, userId) => {
+      const identity = new Identity(kernel);
+      const user = UUID.test(userId) ? await identity.userById(crud.em, userId) : null;
+      if (!user?.isActive) return null;
+      const claims = await identity.claimsFor(crud.em, crud.tenantId, user);
+      // the primary company first, as a sign-in orders it
+      const companyIds = claims.pc ? [claims.pc, ...claims.cid.filter((c) => c !== claims.pc)] : claims.cid;
+      return { kind: 'user', id: user.id, roles: claims.rol, companyIds };
+    },
+    abilityOf: (tenantId, roles) => kernel.abilities.for(tenantId, roles),
     isKnownCode: (code) => kernel.permissions.has(code),
     revokeRefreshTokens: (ctx, userId) => new Identity(kernel).revokeAllOf(ctx.em, userId),
     revokeAccessTokens: (tenantId, userId) => revocations.revokeUser(tenantId, userId),

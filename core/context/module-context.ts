@@ -30,6 +30,8 @@ export interface ContextServices {
   systemAbility: Ability;
   /** permission codes a role set holds in a tenant */
   codesOf(tenantId: string, roles: string[]): Promise<string[]>;
+  /** an active user of the context's tenant as a principal with their current roles and companies, and its ability; null when there is none */
+  actingAs(crud: CrudContext, userId: string): Promise<{ principal: Principal; ability: Ability } | null>;
   isKnownCode(code: string): boolean;
   /** revokes every refresh token of a user, on the context's connection (inside its transaction, if any) */
   revokeRefreshTokens(ctx: CrudContext, userId: string): Promise<void>;
@@ -335,6 +337,25 @@ export class ModuleContext {
   /** Every process drops its cached role codes of this tenant, once the transaction commits. */
   rolesChanged(): Promise<void> | void {
     return this.afterCommit(() => this.#services.rolesChanged(this.tenantId));
+  }
+
+  /**
+   * The same tenant, connection and transaction acting as the user `userId`,
+   * with the roles and companies they hold now (not a token's): what they
+   * could read and write themselves, never more. For work done on a user's
+   * behalf without their request (a report scheduled by its owner) and for
+   * asking whether a user could read a row (an assignee). The company stays
+   * when the user belongs to it, else their primary one. Null when no active
+   * user has that id.
+   */
+  async as(userId: string): Promise<ModuleContext | null> {
+    const acting = await this.#services.actingAs(this.crud, userId);
+    if (!acting) return null;
+    const { principal, ability } = acting;
+    const companyId = this.crud.companyId && principal.companyIds.includes(this.crud.companyId) ? this.crud.companyId : (principal.companyIds[0] ?? null);
+    const as = (crud: CrudContext): CrudContext => ({ ...crud, principal, ability, userId: principal.id, companyId });
+    const tx = this.crud.tx && { ...this.crud.tx, outside: as(this.crud.tx.outside) };
+    return new ModuleContext(this.#services, { ...as(this.crud), ...(tx ? { tx } : {}) });
   }
 
   /**

@@ -5,6 +5,7 @@ import { createMongoAbility } from '@casl/ability';
 import type { EntityModel } from '../model/entity-model.ts';
 import type { SecretBox } from '../secrets.ts';
 import type { Ability } from '../access/abilities.ts';
+import type { Principal } from '../access/principal.ts';
 import { CrudService, type CrudContext, type WriteHooks, type WriteEvent } from '../crud/crud-service.ts';
 import { ModuleContext, type ContextServices, type EmittedEvent, type EnqueueItem, type EnqueueOptions, type MenuEntry, type Outbound } from './module-context.ts';
 import type { PlinthEvent } from '../data/outbox.ts';
@@ -21,6 +22,9 @@ export interface ServiceDeps {
   /** hooks by entity name, in module load order */
   hooks: Map<string, EntityHooks[]>;
   codesOf(tenantId: string, roles: string[]): Promise<string[]>;
+  /** an active user's principal (current roles and companies) on the context's connection; null when none */
+  principalOf(crud: CrudContext, userId: string): Promise<Principal | null>;
+  abilityOf(tenantId: string, roles: string[]): Promise<Ability>;
   isKnownCode(code: string): boolean;
   revokeRefreshTokens(ctx: CrudContext, userId: string): Promise<void>;
   revokeAccessTokens(tenantId: string, userId: string): Promise<void>;
@@ -76,6 +80,10 @@ export class KernelServices implements ContextServices {
   }
   isKnownCode(code: string): boolean {
     return this.#deps.isKnownCode(code);
+  }
+  async actingAs(crud: CrudContext, userId: string): Promise<{ principal: Principal; ability: Ability } | null> {
+    const principal = await this.#deps.principalOf(crud, userId);
+    return principal && { principal, ability: await this.#deps.abilityOf(crud.tenantId, principal.roles) };
   }
   revokeRefreshTokens(ctx: CrudContext, userId: string): Promise<void> {
     return this.#deps.revokeRefreshTokens(ctx, userId);

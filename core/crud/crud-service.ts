@@ -185,8 +185,8 @@ export class CrudService {
     return new Params(ctx.schema, ctx.companyId, ctx.principal, ctx.timeZone);
   }
 
-  /** `within` narrows the list further, e.g. { quoteId } of a nested path. */
-  async list(ctx: CrudContext, q: ListQuery, languagesUsed?: Set<string>, within?: Bound): Promise<Page> {
+  /** `within` narrows the list further, e.g. { quoteId } of a nested path; `where` too, a condition in grant syntax (a declared sub-list). */
+  async list(ctx: CrudContext, q: ListQuery, languagesUsed?: Set<string>, within?: Bound, where?: Condition): Promise<Page> {
     const shape = listShape(this.model, q);
     const paging = q.cursor === undefined ? { page: q.page ?? 1 } : {};
     const size = q.size ?? 50;
@@ -198,7 +198,7 @@ export class CrudService {
       // false: every row the condition does not hold for, those it is unknown for (a null date) included
       return negate ? (p) => `not coalesce((${holds(p)}), false)` : holds;
     });
-    const scope = and([allowed, ...(within ? [matching(this.model, within)] : []), ...named]);
+    const scope = and([allowed, ...(within ? [matching(this.model, within)] : []), ...(where ? [compileCondition(this.#models, this.model, where)] : []), ...named]);
     const limited = (f: FieldModel) => readableColumn(this.#models, this.model, ctx.ability, f.name);
     const { rows, total, nextCursor } = await this.#reader.list(ctx.em, this.params(ctx), scope, q, ctx.read.prefs, this.#columns(ctx), limited);
     let items = rows.map((r) => this.toDto(r, ctx.read, languagesUsed));

@@ -16,6 +16,7 @@ import { TRANSLATIONS_PARAM, listQuerySchema, schemaId } from './json-schemas.ts
 import type { RouteAccess } from './request-context.ts';
 import { registerBulkRoute } from './bulk-routes.ts';
 import { UUID } from '../ids.ts';
+import type { Condition } from '../data/scope.ts';
 
 type Op = NonNullable<CrudRoute['operations']>[number];
 const ALL_OPS: Op[] = ['list', 'read', 'create', 'replace', 'update', 'delete'];
@@ -65,12 +66,14 @@ export function crudContext(request: FastifyRequest, kernel: Kernel): CrudContex
  * `taken`: "METHOD /path" of the module's custom routes, which a CRUD path
  * may share (POST /api/users by a handler): those are no 405.
  */
-export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: CrudRoute, taken = new Set<string>()): void {
+export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: CrudRoute, taken = new Set<string>(), declaredBy?: string): void {
   const model = kernel.model(route.entity);
   const service = kernel.services.service(model.name);
   const ops = new Set(route.operations ?? ALL_OPS);
+  // the module whose manifest declares the route (it may route another module's entity): its operations, under its tag
+  const owner = kernel.modules.find((m) => m.manifest.id === (declaredBy ?? model.module))!.manifest;
   // <module><Verb><Entity>, the list's noun the entity's plural: never the URL's wording
-  const opId = (verb: string, noun: string) => `${camel(model.module)}${verb}${noun}`;
+  const opId = (verb: string, noun: string) => `${camel(owner.id)}${verb}${noun}`;
   const many = plural(model.name);
   const idParam = route.idParam ?? 'id';
   const item = `${route.path}/:${idParam}`;
@@ -95,7 +98,7 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
   const listHeaders: ResponseHeader[] = model.translatable.length ? ['Content-Language'] : [];
   const codes = (action: string) => kernel.permissions.codesGranting(action, model.name);
   const describe = (action: string) => `Needs a permission granting "${action}" on ${model.name} (${codes(action).join(', ') || 'admin only'}).`;
-  const tags = [kernel.modules.find((m) => m.manifest.id === model.module)!.manifest.name];
+  const tags = [owner.name];
   const send = (reply: FastifyReply, ctx: CrudContext, row: Record<string, any>, status = 200) => {
     const used = new Set<string>();
     const dto = service.toDto(row, ctx.read, used);
@@ -255,8 +258,11 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
     });
     registerMethodNotAllowed(app, `${route.path}/bulk`, ['POST']);
   }
-  for (const list of route.lists ?? [])
-    registerSubList(app, kernel, service, list, { access: access('read').access, tags, describe: describe('read'), opId: opId('List', `${many}By${pascal(list.by.replace(/Id$/, ''))}`) });
+  for (const list of route.lists ?? []) {
+    const o = { access: access('read').access, tags, describe: describe('read') };
+    if (list.where) registerConditionList(app, kernel, service, { path: list.path, where: list.where, summary: list.summary }, { ...o, opId: opId('List', `${many}${list.name}`) });
+    else registerSubList(app, kernel, service, { path: list.path, by: list.by! }, { ...o, opId: opId('List', `${many}By${pascal(list.by!.replace(/Id$/, ''))}`) });
+  }
   const mine = (path: string) => ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((m) => taken.has(`${m} ${path}`));
   registerMethodNotAllowed(app, route.path, [...(ops.has('list') ? ['GET'] : []), ...(ops.has('create') ? ['POST'] : []), ...mine(route.path)]);
   registerMethodNotAllowed(app, item, [
@@ -334,6 +340,39 @@ function registerSubList(
       if (!(await kernel.services.service(parent.name).visible(ctx, id))) throw httpError('NOT_FOUND', `${parent.name} ${id} does not exist`);
       const used = new Set<string>();
       const page = await service.list(ctx, request.query as never, used, { [list.by]: id });
+      if (used.size) reply.header('content-language', [...used].join(', '));
+      return page;
+    },
+  );
+}
+
+/** A list of the rows meeting a declared condition ("${user.id}" the caller), within the caller's read scope, with the entity's list parameters. */
+function registerConditionList(
+  app: FastifyInstance,
+  kernel: Kernel,
+  service: CrudService,
+  list: { path: string; where: Condition; summary?: string },
+  o: { access: RouteAccess; tags: string[]; describe: string; opId: string },
+): void {
+  const model = service.model;
+  app.get(
+    list.path,
+    {
+      config: { access: o.access, problems: [] },
+      schema: {
+        operationId: o.opId,
+        tags: o.tags,
+        summary: list.summary ?? `List the ${model.label} records meeting a condition`,
+        description: o.describe,
+        security: [{ bearerAuth: [] }],
+        headers: headerSchema(model, false),
+        querystring: listQuerySchema(model, []),
+        response: { 200: success(Type.Ref(schemaId(model, 'List')), `A page of ${model.label} records`, model.translatable.length ? ['Content-Language'] : []) },
+      },
+    },
+    async (request, reply) => {
+      const used = new Set<string>();
+      const page = await service.list(crudContext(request, kernel), request.query as never, used, undefined, list.where);
       if (used.size) reply.header('content-language', [...used].join(', '));
       return page;
     },

@@ -64,7 +64,15 @@ function valueSchema(f: FieldModel): TSchema {
   switch (f.type) {
     case 'string':
     case 'text':
-      return Type.String({ description: d, maxLength: textLimit(f), minLength: f.minLength, pattern: f.pattern, format: f.format, ...(f.secret ? { writeOnly: true } : {}) });
+      return Type.String({
+        description: d,
+        maxLength: textLimit(f),
+        minLength: f.minLength,
+        pattern: f.pattern,
+        format: f.format,
+        ...(f.secret ? { writeOnly: true } : {}),
+        ...(f.example !== undefined ? { examples: [f.example] } : {}),
+      });
     case 'integer':
       return Type.Integer({ description: d, minimum: Math.max(f.minimum ?? INT4.minimum, INT4.minimum), maximum: Math.min(f.maximum ?? INT4.maximum, INT4.maximum) });
     case 'decimal':

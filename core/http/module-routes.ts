@@ -35,7 +35,7 @@ export function entitySchemas(kernel: Kernel, module: LoadedModule) {
 export function registerModuleRoutes(app: FastifyInstance, kernel: Kernel, module: LoadedModule): void {
   const custom = new Set((module.manifest.routes ?? []).flatMap((r) => ('entity' in r ? [] : [`${r.method} ${r.path}`])));
   (module.manifest.routes ?? []).forEach((route, i) => {
-    if ('entity' in route) return registerCrudRoutes(app, kernel, route, custom);
+    if ('entity' in route) return registerCrudRoutes(app, kernel, route, custom, module.manifest.id);
     registerCustomRoute(app, kernel, module, route, i);
   });
 }

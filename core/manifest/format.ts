@@ -46,6 +46,9 @@ export const FieldSchema = Type.Object(
     ),
     readOnly: Type.Optional(Type.Boolean({ description: 'in responses, never accepted in a request body (set by the module or its default)' })),
     widget: Type.Optional(Type.String({ description: 'console hint: input widget' })),
+    example: Type.Optional(
+      Type.String({ description: 'string/text: a valid value shown in the OpenAPI document (examples), for values whose content means something a schema cannot say (a cron expression)' }),
+    ),
     formula: Type.Optional(
       Type.String({
         minLength: 1,
@@ -158,7 +161,10 @@ export const PermissionSchema = Type.Object(
 
 export const CrudRouteSchema = Type.Object(
   {
-    entity: Type.String({ description: 'generate list, read, create, PUT, PATCH and delete for this entity' }),
+    entity: Type.String({
+      description:
+        "generate list, read, create, PUT, PATCH and delete for this entity; another module's entity (of a module this one depends on) too, on a path without parameters: its grants, hooks and events apply unchanged",
+    }),
     path: ApiPath,
     idParam: Type.Optional(Type.String({ pattern: '^[a-z][A-Za-z0-9]*$', description: 'name of the item path parameter (default "id"), e.g. lineId for /quotes/:quoteId/lines/:lineId' })),
     operations: Type.Optional(Type.Array(Type.Enum(['list', 'read', 'create', 'replace', 'update', 'delete']), { uniqueItems: true, description: 'default: all six' })),
@@ -168,11 +174,18 @@ export const CrudRouteSchema = Type.Object(
         Type.Object(
           {
             path: ApiPath,
-            by: Type.String({ description: 'a ref field of the entity; the path names it as :<field> and the list holds only rows pointing at that row' }),
+            by: Type.Optional(Type.String({ description: 'a ref field of the entity; the path names it as :<field> and the list holds only rows pointing at that row' })),
+            where: Type.Optional(
+              Type.Record(Type.String(), Type.Unknown(), {
+                description: 'instead of "by": a condition in grant syntax the listed rows meet, "${user.id}" the caller (the caller\'s tasks), within their read scope',
+              }),
+            ),
+            name: Type.Optional(Type.String({ pattern: '^[A-Z][A-Za-z0-9]{1,40}$', description: 'with "where": what the sub-set is, in the operationId (<module>List<Entities><Name>)' })),
+            summary: Type.Optional(Type.String({ description: 'what the list holds, in words (OpenAPI summary)' })),
           },
           { additionalProperties: false },
         ),
-        { description: 'further list routes over a sub-set, e.g. /api/emails/company/:companyId' },
+        { description: 'further list routes over a sub-set, e.g. /api/emails/company/:companyId, or the rows meeting a condition (/api/ai/tasks/my-tasks)' },
       ),
     ),
   },

@@ -229,10 +229,20 @@ function checkRoutesAndMenu(m: Manifest, file: string): void {
     if (!('entity' in r)) return;
     const entity = (m.entities ?? []).find((e) => e.name === r.entity);
     for (const seg of r.path.split('/').filter((p) => p.startsWith(':'))) {
-      if (entity && entity.fields[seg.slice(1)]?.type !== 'ref') throw new ManifestError(file, `/routes/${i}/path`, `"${seg}" names no ref field of ${r.entity}`);
+      // another module's entity is nested by its own manifest (which fields a path binds is the entity's model)
+      if (!entity) throw new ManifestError(file, `/routes/${i}/path`, `a route over another module's entity (${r.entity}) takes no path parameters`);
+      if (entity.fields[seg.slice(1)]?.type !== 'ref') throw new ManifestError(file, `/routes/${i}/path`, `"${seg}" names no ref field of ${r.entity}`);
     }
     (r.lists ?? []).forEach((l, j) => {
-      const field = entity?.fields[l.by];
+      if ((l.by === undefined) === (l.where === undefined))
+        throw new ManifestError(file, `/routes/${i}/lists/${j}`, 'a list names "by" (a ref field in its path) or "where" (a condition), one of them');
+      if (l.where !== undefined) {
+        if (l.name === undefined) throw new ManifestError(file, `/routes/${i}/lists/${j}/name`, 'a list over a condition needs a "name" for its operationId');
+        if (l.path.includes('/:')) throw new ManifestError(file, `/routes/${i}/lists/${j}/path`, 'a list over a condition takes no path parameters');
+        return;
+      }
+      if (l.name !== undefined) throw new ManifestError(file, `/routes/${i}/lists/${j}/name`, 'a list "by" a field is named after it');
+      const field = entity?.fields[l.by!];
       if (entity && field?.type !== 'ref') throw new ManifestError(file, `/routes/${i}/lists/${j}/by`, `"${l.by}" is not a ref field of ${r.entity}`);
       if (!l.path.split('/').includes(`:${l.by}`)) throw new ManifestError(file, `/routes/${i}/lists/${j}/path`, `the path names no ":${l.by}" segment`);
     });
@@ -294,6 +304,13 @@ function checkAcrossModules(loaded: LoadedManifest[]): void {
         throw new ManifestError(file, ptr, `unknown entity "${subject}"`);
       }
     });
+    (m.routes ?? []).forEach((r, i) =>
+      ('entity' in r ? (r.lists ?? []) : []).forEach((l, j) => {
+        if (l.where === undefined || !('entity' in r)) return;
+        const [fault] = conditionFaults(l.where, r.entity, (n) => entityFields.get(n), `/routes/${i}/lists/${j}/where`);
+        if (fault) throw new ManifestError(file, fault.pointer, fault.message);
+      }),
+    );
     (m.entities ?? []).forEach((e, i) =>
       Object.entries(e.filters ?? {}).forEach(([name, f]) => {
         const [fault] = conditionFaults(f.where, e.name, (n) => entityFields.get(n), `/entities/${i}/filters/${escapePointer(name)}/where`);

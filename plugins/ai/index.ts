@@ -1,4 +1,7 @@
-// The AI module's code beyond its manifest (manifests/ai.json).
+// The AI module's code beyond its manifest (manifests/ai.json): what the
+// manifest cannot declare. Tasks are the project module's (its grants and
+// hooks apply on /api/ai/tasks); this adds their assignment history, reports,
+// the dashboard, the assistant and API-key clients with their jobs.
 import type { PluginModule } from '../../core/plugin-api.ts';
 import { createClient, getClient, listClientJobs, listClients, queueClientJob, revokeClient, rotateClientKey, updateClient } from './clients.ts';
 import { apiKeyAuthenticator, clientTokenAuthenticator, issueClientToken } from './client-auth.ts';
@@ -9,6 +12,11 @@ import { listAssistantSuggestions } from './assistant-suggest.ts';
 import { getAssistantHelp } from './assistant-help.ts';
 import { providerHooks } from './provider.ts';
 import { checkAiProvider } from './provider-test.ts';
+import { assignmentHooks, setTaskAssignee } from './assign.ts';
+import { listReportTypes, reportHooks } from './reports.ts';
+import { getReportRunComparison, createReportRun } from './report-runs.ts';
+import { scheduledReports } from './schedule.ts';
+import { getAiDashboard } from './dashboard.ts';
 
 export const handlers: PluginModule['handlers'] = {
   // API-key clients (clients.ts, client-auth.ts, client-jobs.ts)
@@ -32,16 +40,25 @@ export const handlers: PluginModule['handlers'] = {
   listAssistantSuggestions,
   getAssistantHelp,
   checkAiProvider,
+  // tasks, reports, the dashboard (assign.ts, report*.ts, dashboard.ts)
+  setTaskAssignee,
+  listReportTypes,
+  createReportRun,
+  getReportRunComparison,
+  getAiDashboard,
 };
 
 export const hooks: PluginModule['hooks'] = {
   AiProvider: providerHooks,
+  Task: assignmentHooks,
+  AiReport: reportHooks,
 };
 
 export const subscribers: PluginModule['subscribers'] = {};
 
 export const jobs: PluginModule['jobs'] = {
   'presence-sweep': presenceSweep,
+  'scheduled-reports': scheduledReports,
 };
 
 export const authenticators: PluginModule['authenticators'] = {

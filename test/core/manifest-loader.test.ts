@@ -363,6 +363,41 @@ t.test('routes and menu', async (t) => {
       '/routes/1/access/subject',
     ],
     [
+      "a route over another module's entity with path parameters",
+      (m) => {
+        m.routes.push({ entity: 'Thing', path: '/api/items/:thingId/things' });
+      },
+      '/routes/2/path',
+    ],
+    [
+      'a list naming both "by" and "where"',
+      (m) => {
+        m.routes[0].lists = [{ path: '/api/items/mine', by: 'thingId', where: { kind: 'a' }, name: 'Mine' }];
+      },
+      '/routes/0/lists/0',
+    ],
+    [
+      'a list over a condition without a name',
+      (m) => {
+        m.routes[0].lists = [{ path: '/api/items/mine', where: { kind: 'a' } }];
+      },
+      '/routes/0/lists/0/name',
+    ],
+    [
+      'a list over a condition with path parameters',
+      (m) => {
+        m.routes[0].lists = [{ path: '/api/items/:thingId/mine', where: { kind: 'a' }, name: 'Mine' }];
+      },
+      '/routes/0/lists/0/path',
+    ],
+    [
+      'a list condition on an unknown field',
+      (m) => {
+        m.routes[0].lists = [{ path: '/api/items/mine', where: { nope: 'a' }, name: 'Mine' }];
+      },
+      '/routes/0/lists/0/where/nope',
+    ],
+    [
       'grant on an unknown entity',
       (m) => {
         m.permissions[0].grants[0].subject = ['Item', 'Nope'];
@@ -377,6 +412,13 @@ t.test('routes and menu', async (t) => {
       await refused(t, dir, 'shop.json', pointer);
     });
   }
+  await t.test("a flat route over a dependency's entity and a list over a condition load", async (t) => {
+    const dir = copyManifests(t, MINIMAL);
+    editManifest(dir, 'shop.json', (m) => {
+      m.routes.push({ entity: 'Thing', path: '/api/shop/things', lists: [{ path: '/api/shop/things/named', where: { name: { $ne: null } }, name: 'Named' }] });
+    });
+    t.equal((await loadManifests(dir)).length, 2);
+  });
 });
 
 t.test('grant conditions the query compiler cannot express stop the start', async (t) => {

@@ -215,8 +215,8 @@ t.test('operationIds: <module><Verb><Noun>, the CRUD noun the entity name', asyn
       const kind = op.kind as keyof typeof CRUD_VERB;
       const noun = kind === 'list' ? plural(op.entity) : op.entity;
       const want = `${prefix}${CRUD_VERB[kind]}${noun}`;
-      // a list of one parent's rows says whose: coreListEmailAccountsByCompany
-      const ok = kind === 'list' ? op.id === want || new RegExp(`^${want}By[A-Z][A-Za-z]*$`).test(op.id) : op.id === want;
+      // a list of one parent's rows says whose (coreListEmailAccountsByCompany), a declared sub-set which (aiListTasksMine)
+      const ok = kind === 'list' ? op.id === want || new RegExp(`^${want}(By)?[A-Z][A-Za-z]*$`).test(op.id) : op.id === want;
       if (!ok) wrong.push(`${op.id}: want ${want}`);
     }
   }

@@ -63,6 +63,11 @@ t.test('isolation matrix', async (t) => {
           if (now !== current.get(row.id)) t.fail(`${v.name}: changed the victim's ${row.entity}: ${current.get(row.id)} -> ${now}`);
           current.set(row.id, now);
         }
+        // a caller who shares the victim's tenant-wide data (company B's administrator, on a tenant-scoped entity)
+        // rightly adds rows there (a run of their own report): the owner's tenant-wide lists count them from here on
+        if (v.foreign && op.entity && !v.foreign(s, op.entity)) {
+          for (const o of lists) if (o.entity && s.api.model(o.entity)?.scope === 'tenant') totals[o.id] = (await owner(o.path)).json().total;
+        }
       }
       // what a write did to rows it did not name (a cascade, a recomputed sum)
       if (op.method === 'GET') return;

@@ -58,6 +58,9 @@ export function exampleOf(api: Api, schema: Schema, ctx: ValueContext, name = ''
         const plain = `Wo-${ctx.marker}${++ctx.counter.n}`.padEnd(s.minLength ?? 0, 'x');
         return !s.pattern || new RegExp(s.pattern, 'u').test(plain) ? plain : textFor(s, ctx);
       }
+      // a free text whose content means something (a cron expression): the document's own example
+      // (a patterned one, a decimal string, is made to fit its bounds by textFor)
+      if (typeof s.examples?.[0] === 'string' && !s.pattern) return s.examples[0];
       return textFor(s, ctx);
     case 'array': {
       // a list whose entries mean something (event patterns): the document's own example

@@ -112,7 +112,10 @@ export function fromSchemas(api: Api, refs: Refs) {
     const field = entity ? api.model(entity)?.byName.get(name) : undefined;
     const inRange = (v: string) => field?.type !== 'decimal' || (Number(v) >= (field.minimum ?? -Infinity) && Number(v) <= (field.maximum ?? Infinity));
     if (s.pattern) return fc.stringMatching(new RegExp(s.pattern, 'u')).filter((v) => fits(v) && inRange(v));
-    return fc.string({ unit: 'grapheme', minLength: s.minLength, maxLength: Math.min(max, 60) }).filter(fits);
+    const any = fc.string({ unit: 'grapheme', minLength: s.minLength, maxLength: Math.min(max, 60) }).filter(fits);
+    // a free text whose content means something (a cron expression): mostly the document's examples
+    if (typeof s.examples?.[0] === 'string') return fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...(s.examples as string[])) }, { weight: 1, arbitrary: any });
+    return any;
   }
 
   function anyArray(s: Schema, name: string, plain: boolean, entity?: string): fc.Arbitrary<unknown[]> {
