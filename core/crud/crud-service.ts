@@ -27,7 +27,17 @@ import { readColumns, readableColumn, writeFieldFlags } from '../data/field-acce
 import type { Principal } from '../access/principal.ts';
 import type { Outbox } from '../data/outbox.ts';
 import { CRUD_ACTIONS, crudEventType } from '../manifest/events.ts';
-import { aggregate, type AggregateQuery, type AggregateRow } from './aggregate.ts';
+import { aggregate, compileAggregate, type AggregateColumn, type AggregateQuery, type AggregateRow } from './aggregate.ts';
+
+/** An aggregate's result for analytics (CrudService.analyze). */
+export interface Analysis {
+  rows: AggregateRow[];
+  columns: AggregateColumn[];
+  /** more groups matched than the row cap let through */
+  truncated: boolean;
+  /** the statement's text: identifiers and $n placeholders, no value */
+  sql: string;
+}
 
 export interface CrudContext {
   em: EntityManager;
@@ -45,7 +55,7 @@ export interface CrudContext {
   /** the caller, recorded by the audit trail */
   userId?: string | null;
   /** set inside a transaction: writes join it, after-commit work waits for it and runs on `outside` */
-  tx?: { afterCommit: (() => Promise<void>)[]; outside: CrudContext };
+  tx?: { afterCommit: (() => Promise<void>)[]; outside: CrudContext; /** what module code keeps for this transaction (ModuleContext.transactionState) */ state?: Map<string, unknown> };
 }
 
 /**
@@ -63,7 +73,7 @@ export async function inTransaction<T>(ctx: CrudContext, fn: (tx: CrudContext) =
   try {
     const em = ctx.em.fork();
     em.setTransactionContext(trx);
-    result = await fn({ ...ctx, em, tx: { afterCommit, outside: ctx } });
+    result = await fn({ ...ctx, em, tx: { afterCommit, outside: ctx, state: new Map() } });
     await connection.commit(trx);
   } catch (err) {
     try {
@@ -335,6 +345,37 @@ export class CrudService {
   async aggregate(ctx: CrudContext, query: AggregateQuery): Promise<AggregateRow[]> {
     const source = { models: this.#models, model: this.model, ability: ctx.ability };
     return aggregate(ctx.em, this.params(ctx), source, this.scope(ctx, 'read') ?? (() => 'false'), query);
+  }
+
+  /**
+   * An aggregate for analytics: in a read-only transaction of its own under a
+   * statement timeout, at most `maxRows` groups (`truncated` when there were
+   * more), with its columns and the statement's text (values only as $n, the
+   * tenant's schema left out) to show how it ran. 422 when it runs too long.
+   */
+  async analyze(ctx: CrudContext, query: AggregateQuery, opts: { timeoutMs: number; maxRows: number }): Promise<Analysis> {
+    if (ctx.tx) throw new Error('analyze() runs in a read-only transaction of its own: call it outside ctx.transaction()');
+    const source = { models: this.#models, model: this.model, ability: ctx.ability };
+    const scope = this.scope(ctx, 'read') ?? (() => 'false');
+    const limit = Math.min(opts.maxRows, 1000);
+    const statement = compileAggregate(this.params(ctx), source, scope, { limit, ...query }, { maxLimit: opts.maxRows, peek: true });
+    const wanted = query.limit ?? limit;
+    const rows = await inTransaction(ctx, async (tx) => {
+      await run(tx.em, 'set transaction read only', []);
+      await run(tx.em, `set local statement_timeout = ${Math.max(1, Math.trunc(opts.timeoutMs))}`, []);
+      try {
+        return await run(tx.em, statement.sql, statement.values);
+      } catch (err) {
+        if ((err as { code?: string }).code === '57014') throw httpError('UNPROCESSABLE', `the query ran longer than ${opts.timeoutMs} ms: narrow it (filters, a date range, fewer dimensions)`);
+        throw err;
+      }
+    });
+    return {
+      rows: statement.shape(rows.slice(0, wanted)),
+      columns: statement.columns,
+      truncated: rows.length > wanted,
+      sql: statement.sql.replaceAll(`${q(ctx.schema)}.`, ''),
+    };
   }
 
   /** `internal`: values of fields the API never writes (a password hash), set by a module's handler. */
