@@ -101,12 +101,12 @@ export function compileAggregate(p: Params, source: AggregateSource, scope: Frag
     return f;
   };
   if (query.groupBy !== undefined && !Array.isArray(query.groupBy)) throw invalid('/groupBy', 'is a list');
-  const keys: { key: string; inner: Fragment; outer: (col: string) => string; type: string; label: string; values?: string[] }[] = [];
+  const keys: { key: string; inner: Fragment; outer: (col: string) => string; type: string; label: string }[] = [];
   (query.groupBy ?? []).forEach((g, i) => {
     const path = `/groupBy/${i}`;
     if (typeof g === 'string') {
       const f = field(g, path, SCALAR, 'grouped by');
-      keys.push({ key: f.name, inner: f.value, outer: (col) => shaped(f.type, col), type: f.type, label: f.label, ...(f.type === 'enum' ? { values: f.values } : {}) });
+      keys.push({ key: f.name, inner: f.value, outer: (col) => shaped(f.type, col), type: f.type, label: f.label });
       return;
     }
     if (!g || typeof g !== 'object' || !GRANULARITIES.has(g.by) || (g.as !== undefined && typeof g.as !== 'string')) {
@@ -166,9 +166,7 @@ export function compileAggregate(p: Params, source: AggregateSource, scope: Frag
   });
   const where = and([scope, query.where === undefined ? () => 'true' : conditionOf(source, query.where, '/where'), ...filters]);
   const alias = new Map([...keys.map((k, i) => [k.key, `g${i}`] as const), ...measures.map((m, i) => [m.key, `m${i}`] as const)]);
-  // an enum sorts in the order its values are declared, as lists sort it (low, normal, high, critical)
-  const sortable = (i: number) => (keys[i].values ? `array_position(${p.add(keys[i].values)}::text[], s."g${i}"::text)` : `s."g${i}"`);
-  const order = orderOf(query.orderBy, alias, keys.length, sortable);
+  const order = orderOf(query.orderBy, alias, keys.length);
   const inner = [...keys.map((k, i) => `${k.inner(p)} as "g${i}"`), ...measures.map((m, i) => `${m.inner(p)} as "m${i}"`)];
   const from = `from ${p.table(model.table)} t${fields.joins()(p)} where ${where(p)}`;
   const grouped = keys.length ? ` group by ${keys.map((_, i) => i + 1).join(', ')}` : '';
@@ -214,17 +212,16 @@ function fieldsOf(cond: Condition, out: string[] = []): string[] {
 }
 
 /** `order by` of the outer select from "a,-b": names only, mapped to the statement's own column names. */
-function orderOf(spec: string | undefined, alias: Map<string, string>, groups: number, key: (i: number) => string): string {
+function orderOf(spec: string | undefined, alias: Map<string, string>, groups: number): string {
   const given = (spec ?? '').split(',').filter(Boolean);
-  const expr = (col: string) => (col.startsWith('g') ? key(Number(col.slice(1))) : `s."${col}"`);
   const parts = given.map((part) => {
     const desc = part.startsWith('-');
     const col = alias.get(desc ? part.slice(1) : part);
     if (!col) throw invalid('/orderBy', `"${part}" is no group key or measure of this aggregate`);
-    return `${expr(col)} ${desc ? 'desc nulls last' : 'asc nulls last'}`;
+    return `s."${col}" ${desc ? 'desc nulls last' : 'asc nulls last'}`;
   });
   // then every group key, so equal rows come in one order every time
-  for (let i = 0; i < groups; i++) if (!given.some((g) => alias.get(g.replace(/^-/, '')) === `g${i}`)) parts.push(`${key(i)} asc nulls last`);
+  for (let i = 0; i < groups; i++) if (!given.some((g) => alias.get(g.replace(/^-/, '')) === `g${i}`)) parts.push(`s."g${i}" asc nulls last`);
   return parts.join(', ');
 }
 
