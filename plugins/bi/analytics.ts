@@ -118,4 +118,4 @@ export const getAnalytics = handler(
   },
 );
 
-export const postAnalytics = handler({ body: AnalyticsQuery, response: { 200: Result }, problems }, async (ctx, request) => answer(ctx, request.body));
+export const getPostedAnalytics = handler({ body: AnalyticsQuery, response: { 200: Result }, problems }, async (ctx, request) => answer(ctx, request.body));

@@ -5,21 +5,21 @@
 // to every table involved, compiled by the kernel.
 import type { PluginModule } from '../../core/plugin-api.ts';
 import { appHooks, memberHooks } from './apps.ts';
-import { reorderSheets } from './sheets.ts';
-import { saveLayout, widgetHooks } from './widgets.ts';
+import { setSheetOrder } from './sheets.ts';
+import { setSheetLayout, widgetHooks } from './widgets.ts';
 import { getDatabase, getSchema, listRelations, listTables } from './semantic-model.ts';
-import { getAnalytics, postAnalytics } from './analytics.ts';
+import { getAnalytics, getPostedAnalytics } from './analytics.ts';
 import { queryHooks } from './queries.ts';
 
 export const handlers: PluginModule['handlers'] = {
-  reorderSheets,
-  saveLayout,
+  setSheetOrder,
+  setSheetLayout,
   listTables,
   listRelations,
   getSchema,
   getDatabase,
   getAnalytics,
-  postAnalytics,
+  getPostedAnalytics,
 };
 
 export const hooks: PluginModule['hooks'] = {

@@ -26,7 +26,7 @@ export const AnalyticsQuery = Type.Object(
           {
             agg: Type.Unsafe<(typeof AGGREGATIONS)[number]>({ type: 'string', enum: [...AGGREGATIONS] }),
             field: Type.Optional(Type.String({ pattern: FIELD, description: 'not for count' })),
-            name: Type.Optional(Type.String({ pattern: NAME, description: 'the result column (default <agg> or <agg>_<field>)' })),
+            name: Type.Optional(Type.String({ pattern: NAME, description: 'the result column (default `<agg>` or `<agg>_<field>`)' })),
           },
           { additionalProperties: false },
         ),
@@ -43,7 +43,7 @@ export const AnalyticsQuery = Type.Object(
               Type.Unsafe<(typeof GRANULARITIES)[number]>({ type: 'string', enum: [...GRANULARITIES], description: 'group by this period; without it the range only filters' }),
             ),
             dateRange: Type.Optional(Type.Array(Type.String({ pattern: DAY }), { minItems: 2, maxItems: 2, description: '[first day, last day], both included, in the tenant’s time zone' })),
-            name: Type.Optional(Type.String({ pattern: NAME, description: 'the result column (default <field>.<granularity>)' })),
+            name: Type.Optional(Type.String({ pattern: NAME, description: 'the result column (default `<field>.<granularity>`)' })),
           },
           { additionalProperties: false },
         ),

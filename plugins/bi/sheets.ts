@@ -5,7 +5,7 @@ import { handler, Type, validationError } from '../../core/plugin-api.ts';
 
 const Id = Type.String({ format: 'uuid' });
 
-export const reorderSheets = handler(
+export const setSheetOrder = handler(
   {
     params: Type.Object({ id: Id }, { additionalProperties: false }),
     body: Type.Object(

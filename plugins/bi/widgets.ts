@@ -82,7 +82,7 @@ export const widgetHooks: EntityHooks = {
 const Id = Type.String({ format: 'uuid' });
 const Cell = (max: number, min = 0) => Type.Integer({ minimum: min, maximum: max });
 
-export const saveLayout = handler(
+export const setSheetLayout = handler(
   {
     params: Type.Object({ id: Id }, { additionalProperties: false }),
     body: Type.Object(
