@@ -9,7 +9,6 @@ import { setSheetOrder } from './sheets.ts';
 import { setSheetLayout, widgetHooks } from './widgets.ts';
 import { getDatabase, getSchema, listRelations, listTables } from './semantic-model.ts';
 import { getAnalytics, getPostedAnalytics } from './analytics.ts';
-import { queryHooks } from './queries.ts';
 
 export const handlers: PluginModule['handlers'] = {
   setSheetOrder,
@@ -26,5 +25,4 @@ export const hooks: PluginModule['hooks'] = {
   BiApp: appHooks,
   BiAppMember: memberHooks,
   BiWidget: widgetHooks,
-  BiQuery: queryHooks,
 };

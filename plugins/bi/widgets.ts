@@ -1,12 +1,13 @@
-// Widgets on a sheet's 12-column grid. Every write keeps the grid sound: a
-// widget lies inside the grid (x + w <= 12) and overlaps no other widget of its
-// sheet; a chart names its chart type; a chart, number or table has a query
-// (its own, checked against the writer's semantic model, or a saved query of
-// the same application); a text widget has text. PUT /api/bi/sheets/:id/layout
+// Widgets on a sheet's 12-column grid. A new widget takes the left of the
+// first free row below the others (x and y are the layout's: read-only in a
+// widget's body); its width and height are its own. Every write keeps the grid
+// sound: inside it (x + w <= 12) and over no other widget of the sheet. A chart
+// names its chart type; a chart, number or table has a query (its own, whose
+// shape the manifest's JSON Schema checks, or a saved query of the same
+// application, which wins when both are given). PUT /api/bi/sheets/:id/layout
 // moves every widget of a sheet in one call (the drag-and-drop dashboard),
 // checked as a whole, since widgets may overlap while they move one by one.
 import { handler, httpError, Type, validationError, type EntityHooks, type ModuleContext, type Row } from '../../core/plugin-api.ts';
-import { checkQuery } from './analytics.ts';
 
 export const COLUMNS = 12;
 const LAYOUT = 'bi:layout';
@@ -35,23 +36,9 @@ function checkLayout(boxes: Box[], at: (i: number) => string): void {
 
 async function checkContent(ctx: ModuleContext, row: Row): Promise<void> {
   if (row.kind === 'chart' && !row.chartType) throw validationError([{ path: '/chartType', message: 'a chart names its chart type' }]);
-  if (row.kind !== 'chart' && row.chartType) throw validationError([{ path: '/chartType', message: 'only charts have a chart type' }]);
-  if (row.kind === 'text') {
-    if (row.query || row.queryId) throw validationError([{ path: '/query', message: 'a text widget has no query' }]);
-    return;
-  }
-  if (row.query && row.queryId) throw validationError([{ path: '/queryId', message: 'a widget has its own query or a saved one, not both' }]);
+  if (row.kind === 'text') return;
   if (!row.query && !row.queryId) throw validationError([{ path: '/query', message: `a ${row.kind} widget needs a query or a saved query (queryId)` }]);
-  if (row.query) {
-    try {
-      checkQuery(ctx, row.query, { fields: true });
-    } catch (err) {
-      const e = err as { errors?: { path: string }[] };
-      for (const x of e.errors ?? []) x.path = `/query${x.path}`;
-      throw err;
-    }
-    return;
-  }
+  if (!row.queryId) return;
   // a saved query of the sheet's own application: the system's view, since the reference check already
   // proved the caller may read the query
   const sys = ctx.system();
@@ -68,14 +55,27 @@ export const widgetHooks: EntityHooks = {
     await checkContent(ctx, after);
     if (ctx.transactionState?.get(LAYOUT) === after.sheetId) return;
     await ctx.serialize(`${LAYOUT}:${after.sheetId}`);
-    const others = await ctx
+    const others = (await ctx
       .system()
       .data('BiWidget')
-      .find({ sheetId: after.sheetId, id: { $ne: after.id } }, { limit: 1000 });
+      .find({ sheetId: after.sheetId, id: { $ne: after.id } }, { limit: 1000 })) as unknown as Box[];
+    if (op === 'create') {
+      // the first free row below every other widget, at the left
+      const y = others.reduce((bottom, o) => Math.max(bottom, o.y + o.h), 0);
+      if (y !== after.y || after.x !== 0) {
+        const placed = await ctx
+          .system()
+          .data('BiWidget')
+          .update(after.id as string, {}, { set: { x: 0, y } });
+        // the row the create answers with is this one: it shows where the widget went
+        Object.assign(after, { x: placed.x, y: placed.y, version: placed.version, updatedAt: placed.updatedAt });
+      }
+      return;
+    }
     const me = after as unknown as Box;
-    if (me.x + me.w > COLUMNS) throw validationError([{ path: '/w', message: `x + w is at most ${COLUMNS} (the grid's columns)` }]);
-    const hit = others.find((o) => overlaps(me, o as unknown as Box));
-    if (hit) throw unprocessable('/y', `the widget overlaps widget ${hit.id} on its sheet: move it, or save the whole layout (PUT /api/bi/sheets/:id/layout)`);
+    if (me.x + me.w > COLUMNS) throw validationError([{ path: '/w', message: `x + w is at most ${COLUMNS} (the grid's columns): move the widget left first (PUT /api/bi/sheets/:id/layout)` }]);
+    const hit = others.find((o) => overlaps(me, o));
+    if (hit) throw unprocessable('/h', `the widget would overlap widget ${hit.id} on its sheet: save the whole layout (PUT /api/bi/sheets/:id/layout)`);
   },
 };
 
@@ -87,7 +87,7 @@ export const setSheetLayout = handler(
     params: Type.Object({ id: Id }, { additionalProperties: false }),
     body: Type.Object(
       {
-        widgets: Type.Array(Type.Object({ id: Id, x: Cell(COLUMNS - 1), y: Cell(1000), w: Cell(COLUMNS, 1), h: Cell(100, 1) }, { additionalProperties: false }), {
+        widgets: Type.Array(Type.Object({ id: Id, x: Cell(COLUMNS - 1), y: Cell(10000), w: Cell(COLUMNS, 1), h: Cell(100, 1) }, { additionalProperties: false }), {
           maxItems: 500,
           description: 'every widget of the sheet, once',
         }),
@@ -118,7 +118,7 @@ export const setSheetLayout = handler(
       checkLayout(boxes, (i) => `/widgets/${i}`);
       tx.transactionState!.set(LAYOUT, sheetId);
       const out = [];
-      for (const b of boxes) out.push(await tx.data('BiWidget').update(b.id, { x: b.x, y: b.y, w: b.w, h: b.h }));
+      for (const b of boxes) out.push(await tx.data('BiWidget').update(b.id, { w: b.w, h: b.h }, { set: { x: b.x, y: b.y } }));
       return out;
     });
     const items = rows.map((r) => ctx.data('BiWidget').toDto(r));

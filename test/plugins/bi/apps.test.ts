@@ -37,8 +37,8 @@ t.test('rights per application role; outsiders see nothing', async (t) => {
   t.equal(expectStatus(await team.viewer.api('GET', `/api/bi/apps/${id}/sheets/${s.id}`), 200, 'viewer reads a sheet').name, 'Overview');
   expectProblem(t, await team.outsider.api('GET', `/api/bi/apps/${id}/sheets/${s.id}`), 404, 'NOT_FOUND', 'outsider reads a sheet');
   // widgets follow their sheet's application
-  const w = await bi.widget(team.editor, s.id, { kind: 'text', text: '# Hello', x: 0, y: 0, w: 6, h: 2 });
-  expectProblem(t, await team.viewer.api('POST', `/api/bi/sheets/${s.id}/widgets`, { kind: 'text', text: 'x', x: 6, y: 0, w: 6, h: 2 }), 403, 'FORBIDDEN', 'viewer adds a widget');
+  const w = await bi.widget(team.editor, s.id, { kind: 'text', text: '# Hello', w: 6, h: 2 });
+  expectProblem(t, await team.viewer.api('POST', `/api/bi/sheets/${s.id}/widgets`, { kind: 'text', text: 'x', w: 6, h: 2 }), 403, 'FORBIDDEN', 'viewer adds a widget');
   t.equal(expectStatus(await team.viewer.api('GET', `/api/bi/sheets/${s.id}/widgets`), 200, 'viewer lists widgets').total, 1);
   expectProblem(t, await team.outsider.api('GET', `/api/bi/sheets/${s.id}/widgets/${w.id}`), 404, 'NOT_FOUND', 'outsider reads a widget');
   // the application itself and its sharing: owners only
@@ -137,51 +137,80 @@ t.test('sheet order: every sheet once, in one call', async (t) => {
   expectProblem(t, await team.owner.api('PUT', `/api/bi/apps/${UNKNOWN_ID}/sheet-order`, { sheetIds: [s1.id] }), 404, 'NOT_FOUND', 'unknown app');
 });
 
-t.test('widgets: kinds, chart types, queries, the grid', async (t) => {
+t.test('widgets: kinds, chart types, queries, placement, the grid', async (t) => {
   const u = await bi.user();
   const a = await bi.app(u);
   const s = await bi.sheet(u, a.id);
   const q = { table: 'BiSheet', measures: [{ agg: 'count', name: 'sheets' }] };
-  const chart = await bi.widget(u, s.id, { kind: 'chart', chartType: 'bar', title: 'Sheets', x: 0, y: 0, w: 6, h: 4, query: q, chart: { xAxis: 'sheets' } });
-  t.match(chart, { kind: 'chart', chartType: 'bar', query: q, chart: { xAxis: 'sheets' } });
+  const chart = await bi.widget(u, s.id, { kind: 'chart', chartType: 'bar', title: 'Sheets', w: 6, h: 4, query: q, chart: { xAxis: 'sheets' } });
+  t.match(chart, { kind: 'chart', chartType: 'bar', query: q, chart: { xAxis: 'sheets' }, x: 0, y: 0, w: 6, h: 4 });
   for (const chartType of ['line', 'area', 'pie', 'scatter', 'stackedBar', 'funnel', 'heatmap']) {
     expectStatus(await u.api('PATCH', `/api/bi/sheets/${s.id}/widgets/${chart.id}`, { chartType }), 200, chartType);
   }
   const saved = expectStatus(await u.api('POST', `/api/bi/apps/${a.id}/queries`, { name: 'Sheets', query: q }), 201, 'saved query');
-  await bi.widget(u, s.id, { kind: 'number', title: 'KPI', x: 6, y: 0, w: 3, h: 2, queryId: saved.id });
-  await bi.widget(u, s.id, { kind: 'table', x: 9, y: 0, w: 3, h: 2, query: q });
-  const bad = (body: Record<string, unknown>, status: number, code: string, path: string, what: string) =>
-    u.api('POST', `/api/bi/sheets/${s.id}/widgets`, { kind: 'text', text: 'x', x: 0, y: 10, w: 2, h: 2, ...body }).then((res) => {
+  const kpi = await bi.widget(u, s.id, { kind: 'number', title: 'KPI', w: 3, h: 2, queryId: saved.id });
+  t.match(kpi, { x: 0, y: 4 }, 'a new widget takes the first free row');
+  const table = await bi.widget(u, s.id, { kind: 'table', query: q });
+  t.match(table, { x: 0, y: 6, w: 6, h: 4 }, 'default size');
+  const bad = (body: Record<string, unknown>, status: number, code: string, path: string | RegExp, what: string) =>
+    u.api('POST', `/api/bi/sheets/${s.id}/widgets`, { kind: 'text', text: 'x', w: 2, h: 2, ...body }).then((res) => {
       expectProblem(t, res, status, code, what);
-      t.equal(res.json().errors?.[0]?.path, path, `${what}: path`);
+      t.match(res.json().errors?.[0]?.path, path, `${what}: path`);
     });
-  await bad({ x: 11, w: 2 }, 400, 'VALIDATION_FAILED', '/w', 'outside the grid');
-  await bad({ x: 12 }, 400, 'VALIDATION_FAILED', '/x', 'x beyond the last column');
+  await bad({ x: 2 }, 400, 'VALIDATION_FAILED', '/x', 'x is the layout’s');
   await bad({ w: 13 }, 400, 'VALIDATION_FAILED', '/w', 'wider than the grid');
   await bad({ h: 0 }, 400, 'VALIDATION_FAILED', '/h', 'no height');
-  await bad({ y: 0, x: 2 }, 422, 'UNPROCESSABLE', '/y', 'on top of the chart');
+  await bad({ w: 'wide' }, 400, 'VALIDATION_FAILED', '/w', 'text for a number');
   await bad({ kind: 'chart', text: undefined, query: q }, 400, 'VALIDATION_FAILED', '/chartType', 'a chart without chart type');
-  await bad({ chartType: 'bar' }, 400, 'VALIDATION_FAILED', '/chartType', 'a text with a chart type');
   await bad({ kind: 'chart', chartType: 'donut', query: q }, 400, 'VALIDATION_FAILED', '/chartType', 'an unknown chart type');
   await bad({ kind: 'gauge' }, 400, 'VALIDATION_FAILED', '/kind', 'an unknown kind');
   await bad({ kind: 'table' }, 400, 'VALIDATION_FAILED', '/query', 'a table without a query');
-  await bad({ kind: 'table', query: { table: 'Nope', measures: [{ agg: 'count' }] } }, 400, 'VALIDATION_FAILED', '/query/table', 'a query over no table');
-  await bad({ kind: 'table', query: { table: 'BiSheet', dimensions: ['nope'] } }, 400, 'VALIDATION_FAILED', '/query/dimensions/0', 'a query over no field');
+  await bad({ kind: 'table', query: { measures: [{ agg: 'count' }] } }, 400, 'VALIDATION_FAILED', /^\/query/, 'a query without a table');
   await bad({ kind: 'table', query: { table: 'BiSheet', measures: [{ agg: 'median' }] } }, 400, 'VALIDATION_FAILED', '/query/measures/0/agg', 'an unknown aggregation');
-  await bad({ kind: 'table', query: q, queryId: saved.id }, 400, 'VALIDATION_FAILED', '/queryId', 'both queries');
+  await bad({ kind: 'table', query: { table: 'BiSheet', sql: 'select 1' } }, 400, 'VALIDATION_FAILED', '/query/sql', 'an unknown property');
   const elsewhere = await bi.app(u);
   const foreign = expectStatus(await u.api('POST', `/api/bi/apps/${elsewhere.id}/queries`, { name: 'F', query: q }), 201, 'query of another app');
   await bad({ kind: 'number', queryId: foreign.id }, 400, 'VALIDATION_FAILED', '/queryId', 'a saved query of another application');
-  expectProblem(t, await u.api('POST', `/api/bi/apps/${a.id}/queries`, { name: 'bad', query: { table: 'BiSheet' } }), 400, 'VALIDATION_FAILED', 'a saved query without measures');
+  expectProblem(t, await u.api('POST', `/api/bi/apps/${a.id}/queries`, { name: 'bad', query: { measures: [] } }), 400, 'VALIDATION_FAILED', 'a saved query without table');
   expectProblem(t, await u.api('DELETE', `/api/bi/apps/${a.id}/queries/${saved.id}`), 409, 'CONFLICT', 'a saved query in use');
+  // growing into another widget, or out of the grid, is refused; the layout call moves widgets
+  const grow = await u.api('PATCH', `/api/bi/sheets/${s.id}/widgets/${chart.id}`, { h: 5 });
+  expectProblem(t, grow, 422, 'UNPROCESSABLE', 'grows over the KPI');
+  t.equal(grow.json().errors[0].path, '/h');
+  expectStatus(
+    await u.api('PUT', `/api/bi/sheets/${s.id}/layout`, {
+      widgets: [
+        { id: chart.id, x: 6, y: 0, w: 6, h: 4 },
+        { id: kpi.id, x: 0, y: 0, w: 3, h: 2 },
+        { id: table.id, x: 0, y: 4, w: 6, h: 4 },
+      ],
+    }),
+    200,
+    'rearranged',
+  );
+  const wide = await u.api('PATCH', `/api/bi/sheets/${s.id}/widgets/${chart.id}`, { w: 7 });
+  expectProblem(t, wide, 400, 'VALIDATION_FAILED', 'out of the grid');
+  t.equal(wide.json().errors[0].path, '/w');
+  expectStatus(await u.api('PATCH', `/api/bi/sheets/${s.id}/widgets/${kpi.id}`, { w: 6, h: 4 }), 200, 'grows into free space');
 });
 
 t.test('layout: every widget in one call, inside the grid, no overlap', async (t) => {
   const team = await bi.team();
   const s = await bi.sheet(team.owner, team.app.id);
   const text = { kind: 'text', text: 'x' };
-  const a = await bi.widget(team.owner, s.id, { ...text, x: 0, y: 0, w: 6, h: 2 });
-  const b = await bi.widget(team.owner, s.id, { ...text, x: 6, y: 0, w: 6, h: 2 });
+  const a = await bi.widget(team.owner, s.id, { ...text, w: 6, h: 2 });
+  const b = await bi.widget(team.owner, s.id, { ...text, w: 6, h: 2 });
+  t.same([a.y, b.y], [0, 2], 'stacked as created');
+  expectStatus(
+    await team.owner.api('PUT', `/api/bi/sheets/${s.id}/layout`, {
+      widgets: [
+        { id: a.id, x: 0, y: 0, w: 6, h: 2 },
+        { id: b.id, x: 6, y: 0, w: 6, h: 2 },
+      ],
+    }),
+    200,
+    'side by side',
+  );
   // swap them: they overlap while they move one by one, never in the layout saved
   const swapped = [
     { id: a.id, x: 6, y: 0, w: 6, h: 2 },
