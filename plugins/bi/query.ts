@@ -42,7 +42,14 @@ export const AnalyticsQuery = Type.Object(
             granularity: Type.Optional(
               Type.Unsafe<(typeof GRANULARITIES)[number]>({ type: 'string', enum: [...GRANULARITIES], description: 'group by this period; without it the range only filters' }),
             ),
-            dateRange: Type.Optional(Type.Array(Type.String({ pattern: DAY }), { minItems: 2, maxItems: 2, description: '[first day, last day], both included, in the tenant’s time zone' })),
+            dateRange: Type.Optional(
+              Type.Array(Type.String({ pattern: DAY }), {
+                minItems: 2,
+                maxItems: 2,
+                examples: [['2026-01-01', '2026-12-31']],
+                description: '[first day, last day], both included, in the tenant’s time zone',
+              }),
+            ),
             name: Type.Optional(Type.String({ pattern: NAME, description: 'the result column (default `<field>.<granularity>`)' })),
           },
           { additionalProperties: false },
