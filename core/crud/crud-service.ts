@@ -95,6 +95,8 @@ export interface BeforeWriteEvent {
   id?: string;
   input?: Record<string, unknown>;
   before: Row | null;
+  /** create: the parents a nested route takes from its path (module code passes them as internal values), e.g. { quoteId } */
+  parents?: Row;
 }
 /** A write done: the row's values before (null on create) and after (null on delete). */
 export interface WriteEvent {
@@ -382,7 +384,8 @@ export class CrudService {
   async create(ctx: CrudContext, body: Record<string, unknown>, internal: Row = {}, bound: Bound = {}, opts: WriteOptions = {}): Promise<Row> {
     if (!this.scope(ctx, 'create')) throw httpError('FORBIDDEN', `not allowed to create a ${this.model.name}`);
     return this.#write(ctx, async (tx) => {
-      const input = await this.#before(tx, { op: 'create', input: body, before: null });
+      const pathParents = Object.fromEntries(this.model.pathBound.flatMap((f) => ((bound[f.name] ?? internal[f.name]) === undefined ? [] : [[f.name, bound[f.name] ?? internal[f.name]]])));
+      const input = await this.#before(tx, { op: 'create', input: body, before: null, parents: pathParents });
       const fieldFlags = writeFieldFlags(this.#models, this.model, tx.ability, 'create', this.#named(input));
       await this.#check(tx, input);
       const data: Row = {};

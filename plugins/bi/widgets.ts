@@ -50,28 +50,22 @@ async function checkContent(ctx: ModuleContext, row: Row): Promise<void> {
 
 export const widgetHooks: EntityHooks = {
   problems: { create: ['UNPROCESSABLE'], update: ['UNPROCESSABLE'] },
+  // a new widget: the left of the first free row below every other widget of its sheet
+  async beforeWrite(ctx, { op, input, parents }) {
+    if (op !== 'create' || typeof parents?.sheetId !== 'string') return;
+    await ctx.serialize(`${LAYOUT}:${parents.sheetId}`);
+    const others = (await ctx.system().data('BiWidget').find({ sheetId: parents.sheetId }, { limit: 1000 })) as unknown as Box[];
+    return { ...input, x: 0, y: others.reduce((bottom, o) => Math.max(bottom, o.y + o.h), 0) };
+  },
   async afterWrite(ctx, { op, after }) {
     if (op === 'delete' || !after) return;
     await checkContent(ctx, after);
-    if (ctx.transactionState?.get(LAYOUT) === after.sheetId) return;
+    if (op === 'create' || ctx.transactionState?.get(LAYOUT) === after.sheetId) return;
     await ctx.serialize(`${LAYOUT}:${after.sheetId}`);
     const others = (await ctx
       .system()
       .data('BiWidget')
       .find({ sheetId: after.sheetId, id: { $ne: after.id } }, { limit: 1000 })) as unknown as Box[];
-    if (op === 'create') {
-      // the first free row below every other widget, at the left
-      const y = others.reduce((bottom, o) => Math.max(bottom, o.y + o.h), 0);
-      if (y !== after.y || after.x !== 0) {
-        const placed = await ctx
-          .system()
-          .data('BiWidget')
-          .update(after.id as string, {}, { set: { x: 0, y } });
-        // the row the create answers with is this one: it shows where the widget went
-        Object.assign(after, { x: placed.x, y: placed.y, version: placed.version, updatedAt: placed.updatedAt });
-      }
-      return;
-    }
     const me = after as unknown as Box;
     if (me.x + me.w > COLUMNS) throw validationError([{ path: '/w', message: `x + w is at most ${COLUMNS} (the grid's columns): move the widget left first (PUT /api/bi/sheets/:id/layout)` }]);
     const hit = others.find((o) => overlaps(me, o));
