@@ -81,9 +81,9 @@ export const setSheetLayout = handler(
     params: Type.Object({ id: Id }, { additionalProperties: false }),
     body: Type.Object(
       {
-        widgets: Type.Array(Type.Object({ id: Id, x: Cell(COLUMNS - 1), y: Cell(10000), w: Cell(COLUMNS, 1), h: Cell(100, 1) }, { additionalProperties: false }), {
-          maxItems: 500,
-          description: 'every widget of the sheet, once',
+        widgets: Type.Record(Id, Type.Object({ x: Cell(COLUMNS - 1), y: Cell(10000), w: Cell(COLUMNS, 1), h: Cell(100, 1) }, { additionalProperties: false }), {
+          maxProperties: 500,
+          description: 'every widget of the sheet, by id: its place and size',
         }),
       },
       { additionalProperties: false },
@@ -98,18 +98,17 @@ export const setSheetLayout = handler(
   },
   async (ctx, request) => {
     const sheetId = request.params.id;
-    const boxes = request.body.widgets;
+    const boxes = Object.entries(request.body.widgets).map(([id, b]) => ({ id, ...b }));
     const rows = await ctx.transaction(async (tx) => {
       await tx.data('BiSheet').read(sheetId);
       await tx.serialize(`${LAYOUT}:${sheetId}`);
       const current = await tx.data('BiWidget').find({ sheetId }, { limit: 1000 });
       const known = new Set(current.map((w) => w.id as string));
-      const errors = boxes.flatMap((b, i) => (known.has(b.id) ? [] : [{ path: `/widgets/${i}/id`, message: 'is no widget of this sheet' }]));
+      const errors = boxes.flatMap((b) => (known.has(b.id) ? [] : [{ path: `/widgets/${b.id}`, message: 'is no widget of this sheet' }]));
       const named = new Set(boxes.map((b) => b.id));
-      if (named.size !== boxes.length) errors.push({ path: '/widgets', message: 'names a widget twice' });
       for (const w of current) if (!named.has(w.id as string)) errors.push({ path: '/widgets', message: `leaves out widget ${w.id}: name every widget of the sheet` });
       if (errors.length) throw validationError(errors);
-      checkLayout(boxes, (i) => `/widgets/${i}`);
+      checkLayout(boxes, (i) => `/widgets/${boxes[i].id}`);
       tx.transactionState!.set(LAYOUT, sheetId);
       const out = [];
       for (const b of boxes) out.push(await tx.data('BiWidget').update(b.id, { w: b.w, h: b.h }, { set: { x: b.x, y: b.y } }));

@@ -179,11 +179,11 @@ t.test('widgets: kinds, chart types, queries, placement, the grid', async (t) =>
   t.equal(grow.json().errors[0].path, '/h');
   expectStatus(
     await u.api('PUT', `/api/bi/sheets/${s.id}/layout`, {
-      widgets: [
-        { id: chart.id, x: 6, y: 0, w: 6, h: 4 },
-        { id: kpi.id, x: 0, y: 0, w: 3, h: 2 },
-        { id: table.id, x: 0, y: 4, w: 6, h: 4 },
-      ],
+      widgets: {
+        [chart.id]: { x: 6, y: 0, w: 6, h: 4 },
+        [kpi.id]: { x: 0, y: 0, w: 3, h: 2 },
+        [table.id]: { x: 0, y: 4, w: 6, h: 4 },
+      },
     }),
     200,
     'rearranged',
@@ -203,20 +203,18 @@ t.test('layout: every widget in one call, inside the grid, no overlap', async (t
   t.same([a.y, b.y], [0, 2], 'stacked as created');
   expectStatus(
     await team.owner.api('PUT', `/api/bi/sheets/${s.id}/layout`, {
-      widgets: [
-        { id: a.id, x: 0, y: 0, w: 6, h: 2 },
-        { id: b.id, x: 6, y: 0, w: 6, h: 2 },
-      ],
+      widgets: {
+        [a.id]: { x: 0, y: 0, w: 6, h: 2 },
+        [b.id]: { x: 6, y: 0, w: 6, h: 2 },
+      },
     }),
     200,
     'side by side',
   );
   // swap them: they overlap while they move one by one, never in the layout saved
-  const swapped = [
-    { id: a.id, x: 6, y: 0, w: 6, h: 2 },
-    { id: b.id, x: 0, y: 0, w: 6, h: 2 },
-  ];
-  const res = expectStatus(await team.editor.api('PUT', `/api/bi/sheets/${s.id}/layout`, { widgets: swapped }), 200, 'swap');
+  const A = { x: 6, y: 0, w: 6, h: 2 };
+  const B = { x: 0, y: 0, w: 6, h: 2 };
+  const res = expectStatus(await team.editor.api('PUT', `/api/bi/sheets/${s.id}/layout`, { widgets: { [a.id]: A, [b.id]: B } }), 200, 'swap');
   t.same(
     res.items.map((w: { id: string; x: number }) => [w.id, w.x]),
     [
@@ -225,22 +223,22 @@ t.test('layout: every widget in one call, inside the grid, no overlap', async (t
     ],
   );
   const put = (widgets: unknown, as = team.owner) => as.api('PUT', `/api/bi/sheets/${s.id}/layout`, { widgets });
-  expectProblem(t, await put([swapped[0]]), 400, 'VALIDATION_FAILED', 'a widget left out');
-  expectProblem(t, await put([...swapped, { id: UNKNOWN_ID, x: 0, y: 5, w: 1, h: 1 }]), 400, 'VALIDATION_FAILED', 'an unknown widget');
-  expectProblem(t, await put([swapped[0], swapped[0]]), 400, 'VALIDATION_FAILED', 'a widget twice');
-  const outside = await put([{ ...swapped[0], x: 7 }, swapped[1]]);
+  expectProblem(t, await put({ [a.id]: A }), 400, 'VALIDATION_FAILED', 'a widget left out');
+  expectProblem(t, await put({ [a.id]: A, [b.id]: B, [UNKNOWN_ID]: { x: 0, y: 5, w: 1, h: 1 } }), 400, 'VALIDATION_FAILED', 'an unknown widget');
+  expectProblem(t, await put({ [a.id]: A, [b.id]: B, 'not-an-id': { x: 0, y: 5, w: 1, h: 1 } }), 400, 'VALIDATION_FAILED', 'no widget id');
+  const outside = await put({ [a.id]: { ...A, x: 7 }, [b.id]: B });
   expectProblem(t, outside, 400, 'VALIDATION_FAILED', 'outside the grid');
-  t.equal(outside.json().errors[0].path, '/widgets/0/w');
-  const overlap = await put([{ ...swapped[0], x: 4 }, swapped[1]]);
+  t.equal(outside.json().errors[0].path, `/widgets/${a.id}/w`);
+  const overlap = await put({ [a.id]: { ...A, x: 4 }, [b.id]: B });
   expectProblem(t, overlap, 422, 'UNPROCESSABLE', 'overlap');
-  t.equal(overlap.json().errors[0].path, '/widgets/1');
-  expectProblem(t, await put([{ ...swapped[0], y: -1 }, swapped[1]]), 400, 'VALIDATION_FAILED', 'negative row');
-  expectProblem(t, await put([{ ...swapped[0], x: '1' }, swapped[1]]), 400, 'VALIDATION_FAILED', 'text for a number');
-  expectProblem(t, await put([{ ...swapped[0], z: 1 }, swapped[1]]), 400, 'VALIDATION_FAILED', 'an unknown property');
-  expectProblem(t, await put('x'), 400, 'VALIDATION_FAILED', 'no list');
-  expectProblem(t, await put(swapped, team.viewer), 403, 'FORBIDDEN', 'a viewer moves widgets');
-  expectProblem(t, await put(swapped, team.outsider), 404, 'NOT_FOUND', 'an outsider moves widgets');
-  expectProblem(t, await team.owner.api('PUT', `/api/bi/sheets/${UNKNOWN_ID}/layout`, { widgets: [] }), 404, 'NOT_FOUND', 'unknown sheet');
+  t.equal(overlap.json().errors[0].path, `/widgets/${b.id}`);
+  expectProblem(t, await put({ [a.id]: { ...A, y: -1 }, [b.id]: B }), 400, 'VALIDATION_FAILED', 'negative row');
+  expectProblem(t, await put({ [a.id]: { ...A, x: '1' }, [b.id]: B }), 400, 'VALIDATION_FAILED', 'text for a number');
+  expectProblem(t, await put({ [a.id]: { ...A, z: 1 }, [b.id]: B }), 400, 'VALIDATION_FAILED', 'an unknown property');
+  expectProblem(t, await put('x'), 400, 'VALIDATION_FAILED', 'no map');
+  expectProblem(t, await put({ [a.id]: A, [b.id]: B }, team.viewer), 403, 'FORBIDDEN', 'a viewer moves widgets');
+  expectProblem(t, await put({ [a.id]: A, [b.id]: B }, team.outsider), 404, 'NOT_FOUND', 'an outsider moves widgets');
+  expectProblem(t, await team.owner.api('PUT', `/api/bi/sheets/${UNKNOWN_ID}/layout`, { widgets: {} }), 404, 'NOT_FOUND', 'unknown sheet');
   const after = expectStatus(await team.viewer.api('GET', `/api/bi/sheets/${s.id}/widgets`), 200, 'unchanged by the refusals').items;
   t.same(
     after.map((w: { id: string; x: number }) => [w.id, w.x]).sort(),
