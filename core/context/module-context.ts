@@ -5,7 +5,7 @@
 // kernel.contextFor(). It holds no Kernel, no unscoped EntityManager and no
 // secret: every read and write goes through CrudService and so through the
 // scope compiler. `system()` is the one, greppable, escape hatch.
-import type { CrudContext, ListQuery, Page, WriteOptions, Bound } from '../crud/crud-service.ts';
+import type { Analysis, CrudContext, ListQuery, Page, WriteOptions, Bound } from '../crud/crud-service.ts';
 import type { CrudService } from '../crud/crud-service.ts';
 import type { Dto, Row } from '../crud/row-mapper.ts';
 import type { AggregateQuery, AggregateRow } from '../crud/aggregate.ts';
@@ -20,12 +20,17 @@ import { matchesPattern } from '../manifest/events.ts';
 import { dayIn } from '../calendar.ts';
 import { tenantFiles, type FileStore, type TenantFiles } from '../files/file-store.ts';
 import type { Clock } from '../clock.ts';
+import type { EntityModel } from '../model/entity-model.ts';
+import { describeEntities, type EntityInfo } from './model-info.ts';
+import { serverVersion, tableSizes } from '../data/table-sizes.ts';
 
 export type { Principal };
 
 /** Kernel capabilities a context uses, given by the kernel (the context layer imports no Kernel). */
 export interface ContextServices {
   service(entity: string): CrudService;
+  /** every loaded entity's model, in load order */
+  models: ReadonlyMap<string, EntityModel>;
   /** every permission code; what the system principal may do */
   systemAbility: Ability;
   /** permission codes a role set holds in a tenant */
@@ -111,6 +116,13 @@ export interface EntityData {
    * optionally filtered: one SQL statement (crud/aggregate.ts).
    */
   aggregate(query: AggregateQuery): Promise<AggregateRow[]>;
+  /**
+   * The same aggregate for analytics: in a read-only transaction of its own
+   * with a statement timeout (422 beyond it) and a row cap (`truncated`),
+   * answering the columns (key, type, label) and the statement's text without
+   * values. Outside ctx.transaction() only.
+   */
+  analyze(query: AggregateQuery, opts: { timeoutMs: number; maxRows: number }): Promise<Analysis>;
   /** 404 unless the caller can read it */
   read(id: string): Promise<Row>;
   /**
@@ -187,6 +199,7 @@ export class ModuleContext {
       find: (where = {}, opts) => service.find(ctx, where, opts),
       count: (where = {}) => service.count(ctx, where),
       aggregate: (query) => service.aggregate(ctx, query),
+      analyze: (query, opts) => service.analyze(ctx, query, opts),
       read: (id) => service.read(ctx, id),
       lock: async (id, opts = {}) => {
         if (!ctx.tx) throw new Error('lock() needs a transaction: call it inside ctx.transaction()');
@@ -208,6 +221,16 @@ export class ModuleContext {
    */
   async transaction<T>(fn: (tx: ModuleContext) => Promise<T>): Promise<T> {
     return inTransaction(this.crud, (crud) => fn(crud === this.crud ? this : new ModuleContext(this.#services, crud)));
+  }
+
+  /**
+   * Values module code keeps for the length of the current transaction, seen
+   * by every hook that runs in it: a handler tells the hooks of its writes
+   * what it is doing (a dashboard layout saved in one call, whose widgets may
+   * overlap until the last one moved). Undefined outside a transaction.
+   */
+  get transactionState(): Map<string, unknown> | undefined {
+    return this.crud.tx?.state;
   }
 
   /** Runs `fn` once the current transaction commits (at once outside one); not if it rolls back. */
@@ -311,6 +334,31 @@ export class ModuleContext {
     if (this.principal.kind === 'system') return all;
     const codes = new Set(await this.codesOf(this.principal.roles));
     return all.filter((e) => codes.has(e.permission));
+  }
+
+  /**
+   * The loaded entities with their fields, types, labels and references, and
+   * whether this context may read each entity and field: read-only metadata
+   * for modules that describe data (reports, BI). Rows still come only
+   * through data().
+   */
+  model(): EntityInfo[] {
+    return describeEntities(this.#services.models.values(), this.crud.ability);
+  }
+
+  /**
+   * The database server's version and the size in bytes (indexes and TOAST
+   * included) of the table of each entity this context may read, largest
+   * first: what a data module may show of the tenant's storage.
+   */
+  async storage(): Promise<{ serverVersion: string; entities: { entity: string; module: string; bytes: number }[] }> {
+    const byTable = new Map([...this.#services.models.values()].filter((m) => this.crud.ability.can('read', m.name)).map((m) => [m.table, m] as const));
+    const [version, tables] = await Promise.all([serverVersion(this.crud.em), tableSizes(this.crud.em, this.crud.schema)]);
+    const entities = tables.flatMap((t) => {
+      const m = byTable.get(t.name);
+      return m ? [{ entity: m.name, module: m.module, bytes: t.bytes }] : [];
+    });
+    return { serverVersion: version, entities };
   }
 
   /** Permission codes a set of roles holds in this tenant. */

@@ -54,6 +54,10 @@ export class KernelServices implements ContextServices {
     this.eventTypes = deps.events.types.map((t) => t.type);
   }
 
+  get models(): ReadonlyMap<string, EntityModel> {
+    return this.#deps.models;
+  }
+
   service(entity: string): CrudService {
     let service = this.#services.get(entity);
     if (!service) {

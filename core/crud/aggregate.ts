@@ -12,31 +12,40 @@
 // model (an unknown one is 400, never SQL), values are bound parameters, and
 // the SQL names its columns g0…, m0…: no name the caller chose reaches SQL.
 import type { EntityManager } from '@mikro-orm/core';
-import type { EntityModel, FieldModel } from '../model/entity-model.ts';
-import { DECIMAL_DEFAULT } from '../model/entity-builder.ts';
-import { accessFilter, hasFieldRules, type Ability } from '../access/abilities.ts';
-import { httpError } from '../errors.ts';
-import { and, columnOf, compileCondition, type Condition, type Fragment, type Models } from '../data/scope.ts';
-import { readableColumn } from '../data/field-access.ts';
-import { iso, q, run, type Params } from '../data/sql.ts';
+import { and, columnOf, compileCondition, type Condition, type Fragment } from '../data/scope.ts';
+import { iso, run, type Params } from '../data/sql.ts';
+import { FieldResolver, hidden, invalid, type AggregateSource, type Field } from './aggregate-fields.ts';
+import { compileFilter, type FieldFilter } from './aggregate-filters.ts';
 
-export type Granularity = 'day' | 'week' | 'month' | 'year';
+export type { AggregateSource, FieldFilter };
+export type Granularity = 'day' | 'week' | 'month' | 'quarter' | 'year';
 /** A field, or a date/datetime field truncated to a period (the period's first day, YYYY-MM-DD; weeks start on Monday). */
 export type GroupKey =
   string | { field: string; by: Granularity; /** datetime only: the zone whose days count (default UTC) */ timeZone?: string; /** the result's key (default the field) */ as?: string };
 /** One measure; `where` counts only the rows meeting it (SQL `filter (where …)`). */
 export type Measure = ({ count: true } | { countDistinct: string } | { sum: string } | { avg: string } | { min: string } | { max: string }) & { where?: Condition };
 
+/**
+ * Field names may follow declared refs: `projectId.name` is the name of the
+ * row `projectId` points at, read in the caller's own scope of that entity
+ * (null where they could not read the row; 403 for an entity they may not
+ * read at all). Grouping by, measuring and filtering on such paths joins the
+ * referenced tables (crud/aggregate-fields.ts).
+ */
 export interface AggregateQuery {
   groupBy?: GroupKey[];
   /** by result key; at least one measure or one group key */
   measures?: Record<string, Measure>;
-  /** rows to aggregate, in grant-condition syntax ($exists included), within the read scope */
+  /** rows to aggregate, in grant-condition syntax ($exists included), within the read scope; fields of the entity itself */
   where?: Condition;
+  /** more conditions on fields, ref paths included, with a fixed set of operators (crud/aggregate-filters.ts) */
+  filters?: FieldFilter[];
   /** group keys and measure names, "-" for descending, comma-separated; default the group keys in order (nulls last) */
   orderBy?: string;
   /** most groups returned (default 1000, at most 10000) */
   limit?: number;
+  /** groups skipped first (default 0) */
+  offset?: number;
 }
 
 /**
@@ -48,61 +57,71 @@ export interface AggregateQuery {
  */
 export type AggregateRow = Record<string, string | number | boolean | null>;
 
-export interface AggregateSource {
-  models: Models;
-  model: EntityModel;
-  ability: Ability;
+/** A result column: its key, the type of its values (as the API shows them) and a label from the manifests. */
+export interface AggregateColumn {
+  key: string;
+  type: string;
+  label: string;
+}
+
+/** A statement ready to run: its text (values only as $n), values, columns and how rows become results. */
+export interface AggregateStatement {
+  sql: string;
+  values: unknown[];
+  columns: AggregateColumn[];
+  shape(rows: Record<string, unknown>[]): AggregateRow[];
 }
 
 const KINDS = ['count', 'countDistinct', 'sum', 'avg', 'min', 'max'] as const;
 type Kind = (typeof KINDS)[number];
-const GRANULARITIES = new Set<string>(['day', 'week', 'month', 'year']);
+const GRANULARITIES = new Set<string>(['day', 'week', 'month', 'quarter', 'year']);
 const NUMERIC = new Set(['integer', 'decimal']);
 const ORDERED = new Set(['integer', 'decimal', 'date', 'datetime', 'string', 'enum']);
 /** what a field may be grouped by and counted distinct on: scalar values (no documents, translations or secrets) */
 const SCALAR = new Set(['string', 'text', 'enum', 'boolean', 'integer', 'decimal', 'ref', 'date', 'datetime']);
-/** the kernel's columns, as fields of every entity */
-const KERNEL_TYPES: Record<string, string> = { id: 'ref', companyId: 'ref', createdAt: 'datetime', updatedAt: 'datetime', version: 'integer' };
 const MAX_LIMIT = 10_000;
-
-interface Field {
-  name: string;
-  type: string;
-  scale: number;
-  /** the column as the caller may read it (null where a field rule hides it) */
-  value: Fragment;
-}
-
-const invalid = (path: string, message: string) => httpError('VALIDATION_FAILED', `${path} ${message}`, { errors: [{ path, message }] });
+const MAX_OFFSET = 1_000_000;
+const MAX_FILTERS = 50;
+const KIND_LABELS: Record<Kind, string> = { count: 'Count', countDistinct: 'Distinct', sum: 'Sum', avg: 'Average', min: 'Minimum', max: 'Maximum' };
 
 /** Runs `query` over the rows of `source.model` that `scope` (the caller's read scope) holds. */
 export async function aggregate(em: EntityManager, p: Params, source: AggregateSource, scope: Fragment, query: AggregateQuery): Promise<AggregateRow[]> {
+  const statement = compileAggregate(p, source, scope, query);
+  return statement.shape(await run(em, statement.sql, statement.values));
+}
+
+/** The one statement of `query`, without running it. */
+export function compileAggregate(p: Params, source: AggregateSource, scope: Fragment, query: AggregateQuery, opts: { maxLimit?: number; peek?: boolean } = {}): AggregateStatement {
+  const maxLimit = opts.maxLimit ?? MAX_LIMIT;
   const { model } = source;
+  const fields = new FieldResolver(source);
   const field = (name: unknown, path: string, allowed: Set<string>, what: string): Field => {
-    const f = resolve(source, name, path);
+    const f = fields.resolve(name, path);
     if (!allowed.has(f.type)) throw invalid(path, `${model.name}.${f.name} (${f.type}) cannot be ${what}`);
     return f;
   };
-  const keys: { key: string; inner: Fragment; outer: (col: string) => string }[] = [];
+  if (query.groupBy !== undefined && !Array.isArray(query.groupBy)) throw invalid('/groupBy', 'is a list');
+  const keys: { key: string; inner: Fragment; outer: (col: string) => string; type: string; label: string }[] = [];
   (query.groupBy ?? []).forEach((g, i) => {
     const path = `/groupBy/${i}`;
     if (typeof g === 'string') {
       const f = field(g, path, SCALAR, 'grouped by');
-      keys.push({ key: f.name, inner: f.value, outer: (col) => shaped(f.type, col) });
+      keys.push({ key: f.name, inner: f.value, outer: (col) => shaped(f.type, col), type: f.type, label: f.label });
       return;
     }
     if (!g || typeof g !== 'object' || !GRANULARITIES.has(g.by) || (g.as !== undefined && typeof g.as !== 'string')) {
-      throw invalid(path, 'is a field name or { field, by: day|week|month|year, timeZone?, as? }');
+      throw invalid(path, 'is a field name or { field, by: day|week|month|quarter|year, timeZone?, as? }');
     }
     const f = field(g.field, `${path}/field`, new Set(['date', 'datetime']), `grouped by ${g.by}`);
     const zone = g.timeZone ?? 'UTC';
-    if (f.type === 'datetime' && !isTimeZone(zone)) throw invalid(`${path}/timeZone`, 'is no IANA time zone');
-    // the truncation's unit is one of four words checked above; the zone is a bound value
+    if (f.type === 'datetime' && (typeof zone !== 'string' || !isTimeZone(zone))) throw invalid(`${path}/timeZone`, 'is no IANA time zone');
+    // the truncation's unit is one of five words checked above; the zone is a bound value
     const inner: Fragment = f.type === 'date' ? (x) => `date_trunc('${g.by}', (${f.value(x)})::timestamp)::date` : (x) => `date_trunc('${g.by}', (${f.value(x)}) at time zone ${x.add(zone)})::date`;
-    keys.push({ key: g.as ?? f.name, inner, outer: (col) => shaped('date', col) });
+    keys.push({ key: g.as ?? f.name, inner, outer: (col) => shaped('date', col), type: 'date', label: `${f.label} (${g.by})` });
   });
 
-  const measures: { key: string; inner: Fragment; outer: (col: string) => string; number?: boolean }[] = [];
+  if (query.measures !== undefined && (!query.measures || typeof query.measures !== 'object' || Array.isArray(query.measures))) throw invalid('/measures', 'is an object of measures by name');
+  const measures: { key: string; inner: Fragment; outer: (col: string) => string; number?: boolean; type: string; label: string }[] = [];
   for (const [key, m] of Object.entries(query.measures ?? {})) {
     const path = `/measures/${key}`;
     const kinds = m && typeof m === 'object' ? KINDS.filter((k) => k in m) : [];
@@ -116,16 +135,18 @@ export async function aggregate(em: EntityManager, p: Params, source: AggregateS
     };
     if (kind === 'count') {
       if (named !== true) throw invalid(`${path}/count`, 'is true');
-      measures.push({ key, inner: (x) => `count(*)${where(x)}`, outer: (col) => `${col}::int` });
+      measures.push({ key, inner: (x) => `count(*)${where(x)}`, outer: (col) => `${col}::int`, type: 'integer', label: KIND_LABELS.count });
       continue;
     }
     const allowed = kind === 'countDistinct' ? SCALAR : kind === 'sum' || kind === 'avg' ? NUMERIC : ORDERED;
     const f = field(named, `${path}/${kind}`, allowed, kind === 'countDistinct' ? 'counted distinct' : kind === 'avg' ? 'averaged' : kind === 'sum' ? 'summed' : `measured by ${kind}`);
     const scale = f.type === 'decimal' ? f.scale : kind === 'avg' ? 2 : 0;
-    if (kind === 'countDistinct') measures.push({ key, inner: (x) => `count(distinct ${f.value(x)})${where(x)}`, outer: (col) => `${col}::int` });
-    else if (kind === 'sum') measures.push({ key, inner: (x) => `sum(${f.value(x)})${where(x)}`, outer: (col) => `round(coalesce(${col}, 0), ${scale})::text`, number: f.type === 'integer' });
-    else if (kind === 'avg') measures.push({ key, inner: (x) => `avg(${f.value(x)})${where(x)}`, outer: (col) => `round(${col}, ${scale})::text` });
-    else measures.push({ key, inner: (x) => `${kind}(${f.value(x)})${where(x)}`, outer: (col) => shaped(f.type, col) });
+    const label = `${KIND_LABELS[kind]} of ${f.label}`;
+    if (kind === 'countDistinct') measures.push({ key, inner: (x) => `count(distinct ${f.value(x)})${where(x)}`, outer: (col) => `${col}::int`, type: 'integer', label });
+    else if (kind === 'sum')
+      measures.push({ key, inner: (x) => `sum(${f.value(x)})${where(x)}`, outer: (col) => `round(coalesce(${col}, 0), ${scale})::text`, number: f.type === 'integer', type: f.type, label });
+    else if (kind === 'avg') measures.push({ key, inner: (x) => `avg(${f.value(x)})${where(x)}`, outer: (col) => `round(${col}, ${scale})::text`, type: 'decimal', label });
+    else measures.push({ key, inner: (x) => `${kind}(${f.value(x)})${where(x)}`, outer: (col) => shaped(f.type, col), type: f.type, label });
   }
 
   const names = [...keys.map((k) => k.key), ...measures.map((m) => m.key)];
@@ -133,47 +154,41 @@ export async function aggregate(em: EntityManager, p: Params, source: AggregateS
   const twice = names.find((n, i) => names.indexOf(n) !== i);
   if (twice !== undefined) throw invalid('/measures', `names "${twice}" twice (group keys and measures share the row)`);
   const limit = query.limit ?? 1000;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw invalid('/limit', `is an integer from 1 to ${MAX_LIMIT}`);
+  if (!Number.isInteger(limit) || limit < 1 || limit > maxLimit) throw invalid('/limit', `is an integer from 1 to ${maxLimit}`);
+  const offset = query.offset ?? 0;
+  if (!Number.isInteger(offset) || offset < 0 || offset > MAX_OFFSET) throw invalid('/offset', `is an integer from 0 to ${MAX_OFFSET}`);
 
-  const where = and([scope, query.where === undefined ? () => 'true' : conditionOf(source, query.where, '/where')]);
+  if (query.filters !== undefined && (!Array.isArray(query.filters) || query.filters.length > MAX_FILTERS)) throw invalid('/filters', `is a list of at most ${MAX_FILTERS} filters`);
+  const filters = (query.filters ?? []).map((f, i) => {
+    const path = `/filters/${i}`;
+    if (!f || typeof f !== 'object') throw invalid(path, 'is { field, op, value | values }');
+    return compileFilter(fields.resolve(f.field, `${path}/field`), f, path);
+  });
+  const where = and([scope, query.where === undefined ? () => 'true' : conditionOf(source, query.where, '/where'), ...filters]);
   const alias = new Map([...keys.map((k, i) => [k.key, `g${i}`] as const), ...measures.map((m, i) => [m.key, `m${i}`] as const)]);
   const order = orderOf(query.orderBy, alias, keys.length);
   const inner = [...keys.map((k, i) => `${k.inner(p)} as "g${i}"`), ...measures.map((m, i) => `${m.inner(p)} as "m${i}"`)];
-  const from = `from ${p.table(model.table)} t where ${where(p)}`;
+  const from = `from ${p.table(model.table)} t${fields.joins()(p)} where ${where(p)}`;
   const grouped = keys.length ? ` group by ${keys.map((_, i) => i + 1).join(', ')}` : '';
   const outer = [...keys.map((k, i) => `${k.outer(`s."g${i}"`)} as "g${i}"`), ...measures.map((m, i) => `${m.outer(`s."m${i}"`)} as "m${i}"`)];
-  const sql = `select ${outer.join(', ')} from (select ${inner.join(', ')} ${from}${grouped}) s${order ? ` order by ${order}` : ''} limit ${p.add(limit)}`;
-  const rows = await run(em, sql, p.values);
-  return rows.map((r) =>
-    Object.fromEntries([
-      ...keys.map((k, i) => [k.key, r[`g${i}`] ?? null]),
-      ...measures.map((m, i) => {
-        const v = r[`m${i}`] ?? null;
-        return [m.key, m.number && v !== null ? Number(v) : v];
-      }),
-    ]),
-  );
-}
-
-/** A field of the model as the caller may read it; 400 for a name the model lacks, 403 for one hidden from them on every row. */
-function resolve({ models, model, ability }: AggregateSource, name: unknown, path: string): Field {
-  if (typeof name !== 'string') throw invalid(path, 'is a field name');
-  const kernelType = Object.hasOwn(KERNEL_TYPES, name) && (name !== 'companyId' || model.scope === 'company') ? KERNEL_TYPES[name] : undefined;
-  if (kernelType) return { name, type: kernelType, scale: 0, value: () => `t.${q(columnOf(model, name)!)}` };
-  const f: FieldModel | undefined = model.byName.get(name);
-  if (!f || f.internal || f.secret) throw invalid(path, `names no field of ${model.name}`);
-  const type = f.translatable ? 'translatable' : f.type;
-  hidden(model, ability, name, path);
-  const limited = readableColumn(models, model, ability, name);
-  return { name, type, scale: f.scale ?? DECIMAL_DEFAULT.scale, value: limited ?? (() => `t.${q(f.column)}`) };
-}
-
-/** 403 when field rules hide `name` from the caller on every row. */
-function hidden(model: EntityModel, ability: Ability, name: string, path: string): void {
-  if (!model.byName.has(name) || !hasFieldRules(ability, 'read', model.name)) return;
-  if (accessFilter(ability, 'read', model.name, name) === null) {
-    throw httpError('FORBIDDEN', `not allowed to read ${model.name}.${name}`, { errors: [{ path, message: 'is not a field you may read' }] });
-  }
+  // peek: one row more than asked, so the caller learns that the result was cut
+  const paging = ` limit ${p.add(opts.peek ? limit + 1 : limit)}${offset ? ` offset ${p.add(offset)}` : ''}`;
+  const sql = `select ${outer.join(', ')} from (select ${inner.join(', ')} ${from}${grouped}) s${order ? ` order by ${order}` : ''}${paging}`;
+  return {
+    sql,
+    values: p.values,
+    columns: [...keys.map((k) => ({ key: k.key, type: k.type, label: k.label })), ...measures.map((m) => ({ key: m.key, type: m.number ? 'integer' : m.type, label: m.label }))],
+    shape: (rows) =>
+      rows.map((r) =>
+        Object.fromEntries([
+          ...keys.map((k, i) => [k.key, r[`g${i}`] ?? null]),
+          ...measures.map((m, i) => {
+            const v = r[`m${i}`] ?? null;
+            return [m.key, m.number && v !== null ? Number(v) : v];
+          }),
+        ]),
+      ) as AggregateRow[],
+  };
 }
 
 /** A condition compiled by the scope compiler, its field names checked first (so a wrong one is a 400 or 403, never SQL). */

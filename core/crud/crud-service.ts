@@ -27,7 +27,17 @@ import { readColumns, readableColumn, writeFieldFlags } from '../data/field-acce
 import type { Principal } from '../access/principal.ts';
 import type { Outbox } from '../data/outbox.ts';
 import { CRUD_ACTIONS, crudEventType } from '../manifest/events.ts';
-import { aggregate, type AggregateQuery, type AggregateRow } from './aggregate.ts';
+import { aggregate, compileAggregate, type AggregateColumn, type AggregateQuery, type AggregateRow } from './aggregate.ts';
+
+/** An aggregate's result for analytics (CrudService.analyze). */
+export interface Analysis {
+  rows: AggregateRow[];
+  columns: AggregateColumn[];
+  /** more groups matched than the row cap let through */
+  truncated: boolean;
+  /** the statement's text: identifiers and $n placeholders, no value */
+  sql: string;
+}
 
 export interface CrudContext {
   em: EntityManager;
@@ -45,7 +55,7 @@ export interface CrudContext {
   /** the caller, recorded by the audit trail */
   userId?: string | null;
   /** set inside a transaction: writes join it, after-commit work waits for it and runs on `outside` */
-  tx?: { afterCommit: (() => Promise<void>)[]; outside: CrudContext };
+  tx?: { afterCommit: (() => Promise<void>)[]; outside: CrudContext; /** what module code keeps for this transaction (ModuleContext.transactionState) */ state?: Map<string, unknown> };
 }
 
 /**
@@ -63,7 +73,7 @@ export async function inTransaction<T>(ctx: CrudContext, fn: (tx: CrudContext) =
   try {
     const em = ctx.em.fork();
     em.setTransactionContext(trx);
-    result = await fn({ ...ctx, em, tx: { afterCommit, outside: ctx } });
+    result = await fn({ ...ctx, em, tx: { afterCommit, outside: ctx, state: new Map() } });
     await connection.commit(trx);
   } catch (err) {
     try {
@@ -85,6 +95,8 @@ export interface BeforeWriteEvent {
   id?: string;
   input?: Record<string, unknown>;
   before: Row | null;
+  /** create: the parents a nested route takes from its path (module code passes them as internal values), e.g. { quoteId } */
+  parents?: Row;
 }
 /** A write done: the row's values before (null on create) and after (null on delete). */
 export interface WriteEvent {
@@ -369,11 +381,43 @@ export class CrudService {
     return tableOf(this.model).claim(ctx.em, this.params(ctx), where_, [...order, 't."id"'].join(', '), data, { columns: this.#columns(ctx) });
   }
 
+  /**
+   * An aggregate for analytics: in a read-only transaction of its own under a
+   * statement timeout, at most `maxRows` groups (`truncated` when there were
+   * more), with its columns and the statement's text (values only as $n, the
+   * tenant's schema left out) to show how it ran. 422 when it runs too long.
+   */
+  async analyze(ctx: CrudContext, query: AggregateQuery, opts: { timeoutMs: number; maxRows: number }): Promise<Analysis> {
+    if (ctx.tx) throw new Error('analyze() runs in a read-only transaction of its own: call it outside ctx.transaction()');
+    const source = { models: this.#models, model: this.model, ability: ctx.ability };
+    const scope = this.scope(ctx, 'read') ?? (() => 'false');
+    const limit = Math.min(opts.maxRows, 1000);
+    const statement = compileAggregate(this.params(ctx), source, scope, { limit, ...query }, { maxLimit: opts.maxRows, peek: true });
+    const wanted = query.limit ?? limit;
+    const rows = await inTransaction(ctx, async (tx) => {
+      await run(tx.em, 'set transaction read only', []);
+      await run(tx.em, `set local statement_timeout = ${Math.max(1, Math.trunc(opts.timeoutMs))}`, []);
+      try {
+        return await run(tx.em, statement.sql, statement.values);
+      } catch (err) {
+        if ((err as { code?: string }).code === '57014') throw httpError('UNPROCESSABLE', `the query ran longer than ${opts.timeoutMs} ms: narrow it (filters, a date range, fewer dimensions)`);
+        throw err;
+      }
+    });
+    return {
+      rows: statement.shape(rows.slice(0, wanted)),
+      columns: statement.columns,
+      truncated: rows.length > wanted,
+      sql: statement.sql.replaceAll(`${q(ctx.schema)}.`, ''),
+    };
+  }
+
   /** `internal`: values of fields the API never writes (a password hash), set by a module's handler. */
   async create(ctx: CrudContext, body: Record<string, unknown>, internal: Row = {}, bound: Bound = {}, opts: WriteOptions = {}): Promise<Row> {
     if (!this.scope(ctx, 'create')) throw httpError('FORBIDDEN', `not allowed to create a ${this.model.name}`);
     return this.#write(ctx, async (tx) => {
-      const input = await this.#before(tx, { op: 'create', input: body, before: null });
+      const pathParents = Object.fromEntries(this.model.pathBound.flatMap((f) => ((bound[f.name] ?? internal[f.name]) === undefined ? [] : [[f.name, bound[f.name] ?? internal[f.name]]])));
+      const input = await this.#before(tx, { op: 'create', input: body, before: null, parents: pathParents });
       const fieldFlags = writeFieldFlags(this.#models, this.model, tx.ability, 'create', this.#named(input));
       await this.#check(tx, input);
       const data: Row = {};

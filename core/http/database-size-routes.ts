@@ -10,6 +10,7 @@ import type { Kernel } from '../kernel.ts';
 import { ADMIN_ROLE } from '../access/role-directory.ts';
 import { PLATFORM_TENANT } from '../tenancy/registry.ts';
 import { success } from './headers.ts';
+import { SCHEMAS_SQL, tableSizes } from '../data/table-sizes.ts';
 
 /** The seed's dashboard permission (core:dashboard:view) grants this; the size card is part of the dashboard. */
 const DASHBOARD = { action: 'view', subject: 'Dashboard' };
@@ -35,17 +36,6 @@ const DatabaseSize = Type.Object(
   },
   { $id: 'AuthDatabaseSize', additionalProperties: false },
 );
-
-const RELATIONS = `c.relkind in ('r', 'p', 'm')`;
-
-const TABLES_SQL = `select c.relname as "name", pg_total_relation_size(c.oid)::bigint as "bytes"
-  from pg_class c join pg_namespace n on n.oid = c.relnamespace
-  where n.nspname = ? and ${RELATIONS} order by 2 desc, 1`;
-
-const SCHEMAS_SQL = `select n.nspname as "name", coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint as "bytes"
-  from pg_namespace n left join pg_class c on c.relnamespace = n.oid and ${RELATIONS}
-  where n.nspname not in ('pg_catalog', 'information_schema', 'pg_toast') and n.nspname not like 'pg\\_%'
-  group by n.nspname order by 2 desc, 1`;
 
 type Row = { name: string; bytes: string | number };
 
@@ -80,7 +70,7 @@ export function registerDatabaseSizeRoutes(app: FastifyInstance, kernel: Kernel)
           schemas: rows.map((r) => ({ name: r.name, tenant: bySchema.get(r.name) ?? null, bytes: Number(r.bytes) })),
         };
       }
-      const tables = ((await conn.execute(TABLES_SQL, [tenant.schema])) as Row[]).map((r) => ({ name: r.name, bytes: Number(r.bytes) }));
+      const tables = await tableSizes(request.em!, tenant.schema);
       const bytes = tables.reduce((sum, t) => sum + t.bytes, 0);
       return { scope: 'tenant', totalBytes: bytes, schemas: [{ name: tenant.schema, tenant: tenant.id, bytes, tables }] };
     },

@@ -1,0 +1,113 @@
+// GET /api/bi/analytics?query=<JSON> and POST /api/bi/analytics: one query of
+// the query language (query.ts) over a table of the semantic model, run by the
+// kernel as one SQL statement in a read-only transaction with a statement
+// timeout and a row cap, inside the caller's row-level rules of every table
+// it touches. The answer carries column metadata and the statement's text
+// without values, for the Analytics page.
+import { handler, httpError, Type, validationError, type Analysis, type ModuleContext } from '../../core/plugin-api.ts';
+import { AnalyticsQuery, parseQuery, type ParsedQuery, type Role } from './query.ts';
+import { fieldTypeOf, tablesOf, type BiTable } from './semantic-model.ts';
+import { LIMITS } from './limits.ts';
+
+const MAX_QUERY_TEXT = 16_000;
+
+const Value = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]);
+const Result = Type.Object(
+  {
+    table: Type.String(),
+    columns: Type.Array(
+      Type.Object(
+        {
+          name: Type.String(),
+          type: Type.String({ description: 'the type of the values: a field type (dates YYYY-MM-DD, decimals as strings) or integer for counts' }),
+          label: Type.String(),
+          role: Type.Unsafe<Role>({ type: 'string', enum: ['dimension', 'measure', 'time'] }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    rows: Type.Array(Type.Record(Type.String(), Value), { description: 'one object per group, keyed by column name' }),
+    rowCount: Type.Integer(),
+    truncated: Type.Boolean({ description: 'more groups matched than the limit (or the row cap) let through' }),
+    sql: Type.String({ description: 'the statement that ran, with $n where values were bound (the values are not shown)' }),
+    durationMs: Type.Integer(),
+  },
+  { additionalProperties: false, description: 'The groups of the query, with column metadata' },
+);
+
+/** Checks a query's shape and its table against the caller's semantic model; its fields are the kernel's to check. */
+function checkQuery(ctx: ModuleContext, input: unknown, tables: BiTable[] = tablesOf(ctx)): ParsedQuery {
+  const parsed = parseQuery(input, ctx.timeZone, (table, path) => fieldTypeOf(tables, table, path));
+  if (!tables.some((t) => t.name === parsed.table)) {
+    const exists = ctx.model().some((e) => e.name === parsed.table);
+    // an entity the caller may not read is refused as its own routes refuse it; an unknown name is a bad query
+    if (exists) throw httpError('FORBIDDEN', `not allowed to read ${parsed.table}`, { errors: [{ path: '/table', message: 'is a table you may not read' }] });
+    throw validationError([{ path: '/table', message: `names no table: GET /api/bi/app-tables lists them` }]);
+  }
+  return parsed;
+}
+
+/** Runs a query: parsed here, compiled and scoped by the kernel; its error paths point into the query as sent. */
+export async function runQuery(ctx: ModuleContext, input: unknown): Promise<Analysis & { table: string; roles: Map<string, Role>; durationMs: number }> {
+  const parsed = checkQuery(ctx, input);
+  const started = performance.now();
+  try {
+    const analysis = await ctx.data(parsed.table).analyze(parsed.aggregate, LIMITS());
+    return { ...analysis, table: parsed.table, roles: parsed.roles, durationMs: Math.round(performance.now() - started) };
+  } catch (err) {
+    throw retargeted(err, parsed);
+  }
+}
+
+/** The kernel names parts of its aggregate (/groupBy/1, /measures/total/sum, /filters/0/value): say where they are in the query. */
+function retargeted(err: unknown, parsed: ParsedQuery): unknown {
+  const errors = (err as { errors?: { path: string; message: string }[] }).errors;
+  if (!Array.isArray(errors)) return err;
+  for (const e of errors) {
+    const m = /^\/(groupBy|measures|filters)\/([^/]+)(\/.*)?$/.exec(e.path);
+    if (!m) continue;
+    const base = m[1] === 'measures' ? parsed.origin.measures.get(m[2]) : parsed.origin[m[1] as 'groupBy' | 'filters'][Number(m[2])];
+    if (base === undefined) continue;
+    if (m[1] === 'measures' || (m[1] === 'groupBy' && base.startsWith('/timeDimensions'))) e.path = `${base}/field`;
+    else if (base.endsWith('/dateRange') || m[1] === 'groupBy') e.path = base;
+    else e.path = `${base}${m[3] ?? ''}`;
+  }
+  return err;
+}
+
+async function answer(ctx: ModuleContext, input: unknown) {
+  const r = await runQuery(ctx, input);
+  return {
+    table: r.table,
+    columns: r.columns.map((c) => ({ name: c.key, type: c.type, label: c.label, role: r.roles.get(c.key) ?? 'dimension' })),
+    rows: r.rows,
+    rowCount: r.rows.length,
+    truncated: r.truncated,
+    sql: r.sql,
+    durationMs: r.durationMs,
+  };
+}
+
+const problems = ['UNPROCESSABLE' as const];
+
+export const getAnalytics = handler(
+  {
+    querystring: Type.Object(
+      { query: Type.String({ minLength: 2, maxLength: MAX_QUERY_TEXT, description: 'the query as JSON (BiAnalyticsQuery); POST the same document for long queries' }) },
+      { additionalProperties: false },
+    ),
+    response: { 200: Result },
+    problems,
+  },
+  async (ctx, request) => {
+    let input: unknown;
+    try {
+      input = JSON.parse(request.query.query);
+    } catch {
+      throw validationError([{ path: '/query', message: 'is no JSON document' }]);
+    }
+    return answer(ctx, input);
+  },
+);
+
+export const getPostedAnalytics = handler({ body: AnalyticsQuery, response: { 200: Result }, problems }, async (ctx, request) => answer(ctx, request.body));

@@ -1,0 +1,28 @@
+// The BI module's code beyond its manifest (manifests/bi.json): the semantic
+// model over the loaded manifests, the analytics query language, and the rules
+// of applications, sheets and widgets. Who sees which application is the
+// manifest's relational grants; what analytics shows is the caller's own rights
+// to every table involved, compiled by the kernel.
+import type { PluginModule } from '../../core/plugin-api.ts';
+import { appHooks, memberHooks } from './apps.ts';
+import { setSheetOrder } from './sheets.ts';
+import { setSheetLayout, widgetHooks } from './widgets.ts';
+import { getDatabase, getSchema, listRelations, listTables } from './semantic-model.ts';
+import { getAnalytics, getPostedAnalytics } from './analytics.ts';
+
+export const handlers: PluginModule['handlers'] = {
+  setSheetOrder,
+  setSheetLayout,
+  listTables,
+  listRelations,
+  getSchema,
+  getDatabase,
+  getAnalytics,
+  getPostedAnalytics,
+};
+
+export const hooks: PluginModule['hooks'] = {
+  BiApp: appHooks,
+  BiAppMember: memberHooks,
+  BiWidget: widgetHooks,
+};

@@ -1,0 +1,200 @@
+// The semantic model, derived from the loaded manifests as the caller may
+// read them (ctx.model()): every entity they may read is a table, each field
+// they may read a dimension, a measure (integers and decimals) or a time
+// dimension (dates and datetimes), and each reference between two such
+// tables a relation. Nothing is declared twice: a new module's entities
+// appear here as soon as it is loaded and the caller holds its codes.
+import { handler, Type, type EntityInfo, type FieldInfo, type ModuleContext } from '../../core/plugin-api.ts';
+import { AGGREGATIONS, GRANULARITIES, type Role } from './query.ts';
+import { FILTER_OPS } from '../../core/plugin-api.ts';
+import { LIMITS } from './limits.ts';
+
+/** Field types analytics cannot group, measure or filter (documents, texts stored per language). */
+const UNUSABLE = new Set(['json']);
+
+export interface BiField {
+  name: string;
+  label: string;
+  type: string;
+  role: Role;
+  /** a ref: the table it points at */
+  ref?: string;
+  values?: string[];
+}
+
+export interface BiTable {
+  name: string;
+  label: string;
+  module: string;
+  description?: string;
+  fields: BiField[];
+}
+
+export function roleOf(type: string): Role {
+  if (type === 'integer' || type === 'decimal') return 'measure';
+  if (type === 'date' || type === 'datetime') return 'time';
+  return 'dimension';
+}
+
+const usable = (f: FieldInfo) => f.readable && !UNUSABLE.has(f.type) && !f.translatable;
+
+/** The tables the caller may read, each with the fields they may read. */
+export function tablesOf(ctx: ModuleContext): BiTable[] {
+  return ctx
+    .model()
+    .filter((e) => e.readable)
+    .map((e: EntityInfo) => ({
+      name: e.name,
+      label: e.label,
+      module: e.module,
+      ...(e.description ? { description: e.description } : {}),
+      fields: e.fields.filter(usable).map((f) => ({
+        name: f.name,
+        label: f.label,
+        type: f.type,
+        role: roleOf(f.type),
+        ...(f.ref ? { ref: f.ref } : {}),
+        ...(f.values ? { values: f.values } : {}),
+      })),
+    }));
+}
+
+export interface BiRelation {
+  name: string;
+  from: string;
+  field: string;
+  to: string;
+  toField: 'id';
+  cardinality: 'many-to-one';
+  label: string;
+}
+
+/** The references between readable tables: what a dimension path ("projectId.name") may follow. */
+export function relationsOf(tables: BiTable[]): BiRelation[] {
+  const names = new Set(tables.map((t) => t.name));
+  return tables.flatMap((t) =>
+    t.fields
+      .filter((f) => f.ref && names.has(f.ref))
+      .map((f) => ({ name: `${t.name}.${f.name}`, from: t.name, field: f.name, to: f.ref!, toField: 'id' as const, cardinality: 'many-to-one' as const, label: `${t.label} → ${f.label}` })),
+  );
+}
+
+/** The type of a field path from `table` ("projectId.name"), or undefined when the caller's model lacks it (the kernel then says why). */
+export function fieldTypeOf(tables: BiTable[], table: string, path: string): string | undefined {
+  const byName = new Map(tables.map((t) => [t.name, t]));
+  let current = byName.get(table);
+  const parts = path.split('.');
+  for (let i = 0; i < parts.length; i++) {
+    const f = current?.fields.find((x) => x.name === parts[i]);
+    if (!f) return undefined;
+    if (i === parts.length - 1) return f.type;
+    current = f.ref ? byName.get(f.ref) : undefined;
+  }
+  return undefined;
+}
+
+const Field = Type.Object(
+  {
+    name: Type.String(),
+    label: Type.String(),
+    type: Type.String({ description: 'the manifest type (string, text, integer, decimal, boolean, date, datetime, enum, ref) or id' }),
+    role: Type.Unsafe<Role>({ type: 'string', enum: ['dimension', 'measure', 'time'] }),
+    ref: Type.Optional(Type.String({ description: 'ref: the table it points at' })),
+    values: Type.Optional(Type.Array(Type.String(), { description: 'enum: its values' })),
+  },
+  { additionalProperties: false },
+);
+const Table = Type.Object({ name: Type.String(), label: Type.String(), module: Type.String(), description: Type.Optional(Type.String()), fields: Type.Array(Field) }, { additionalProperties: false });
+const Relation = Type.Object(
+  {
+    name: Type.String(),
+    from: Type.String(),
+    field: Type.String(),
+    to: Type.String(),
+    toField: Type.Literal('id'),
+    cardinality: Type.Literal('many-to-one'),
+    label: Type.String(),
+  },
+  { additionalProperties: false },
+);
+const NoQuery = Type.Object({}, { additionalProperties: false });
+const listOf = (item: typeof Table | typeof Relation, description: string) =>
+  Type.Object({ items: Type.Array(item), page: Type.Integer(), size: Type.Integer(), total: Type.Integer() }, { additionalProperties: false, description });
+
+const all = <T>(items: T[]) => ({ items, page: 1, size: items.length, total: items.length });
+
+export const listTables = handler({ querystring: NoQuery, response: { 200: listOf(Table, 'The tables the caller may read, with the fields they may read') } }, async (ctx) => all(tablesOf(ctx)));
+
+export const listRelations = handler({ querystring: NoQuery, response: { 200: listOf(Relation, 'References between tables the caller may read') } }, async (ctx) => all(relationsOf(tablesOf(ctx))));
+
+export const getSchema = handler(
+  {
+    querystring: NoQuery,
+    response: {
+      200: Type.Object(
+        {
+          tables: Type.Array(Table),
+          relations: Type.Array(Relation),
+          aggregations: Type.Array(Type.String()),
+          granularities: Type.Array(Type.String()),
+          filterOperators: Type.Array(Type.String()),
+          limits: Type.Object({ maxRows: Type.Integer(), timeoutMs: Type.Integer(), maxJoinDepth: Type.Integer() }, { additionalProperties: false }),
+        },
+        { additionalProperties: false, description: 'What analytics may use, with types and labels' },
+      ),
+    },
+  },
+  async (ctx) => {
+    const tables = tablesOf(ctx);
+    const limits = LIMITS();
+    return {
+      tables,
+      relations: relationsOf(tables),
+      aggregations: [...AGGREGATIONS],
+      granularities: [...GRANULARITIES],
+      filterOperators: [...FILTER_OPS],
+      limits: { maxRows: limits.maxRows, timeoutMs: limits.timeoutMs, maxJoinDepth: 3 },
+    };
+  },
+);
+
+const Size = Type.Integer({ minimum: 0, description: 'bytes, indexes and TOAST included' });
+
+export const getDatabase = handler(
+  {
+    querystring: NoQuery,
+    response: {
+      200: Type.Object(
+        {
+          serverVersion: Type.String(),
+          totalBytes: Size,
+          modules: Type.Array(
+            Type.Object(
+              {
+                module: Type.String(),
+                bytes: Size,
+                tables: Type.Array(Type.Object({ table: Type.String(), label: Type.String(), bytes: Size }, { additionalProperties: false }), { description: 'largest first' }),
+              },
+              { additionalProperties: false },
+            ),
+            { description: 'largest first' },
+          ),
+        },
+        { additionalProperties: false, description: "The server's version and the sizes of the tables the caller may read, by module" },
+      ),
+    },
+  },
+  async (ctx) => {
+    const labels = new Map(ctx.model().map((e) => [e.name, e.label]));
+    const storage = await ctx.storage();
+    const modules = new Map<string, { module: string; bytes: number; tables: { table: string; label: string; bytes: number }[] }>();
+    for (const e of storage.entities) {
+      let m = modules.get(e.module);
+      if (!m) modules.set(e.module, (m = { module: e.module, bytes: 0, tables: [] }));
+      m.bytes += e.bytes;
+      m.tables.push({ table: e.entity, label: labels.get(e.entity) ?? e.entity, bytes: e.bytes });
+    }
+    const list = [...modules.values()].sort((a, b) => b.bytes - a.bytes || a.module.localeCompare(b.module));
+    return { serverVersion: storage.serverVersion, totalBytes: list.reduce((s, m) => s + m.bytes, 0), modules: list };
+  },
+);
