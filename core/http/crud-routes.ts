@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type TSchema } from 'typebox';
 import type { Kernel } from '../kernel.ts';
 import type { CrudRoute } from '../manifest/format.ts';
-import { camel, pascal, plural, type EntityModel } from '../model/entity-model.ts';
+import { camel, entityNoun, pascal, plural, type EntityModel } from '../model/entity-model.ts';
 import { etag, type CrudContext, type CrudService } from '../crud/crud-service.ts';
 import { crudContextOf } from '../context/context-for.ts';
 import { languagePreference, writeLanguage } from '../i18n.ts';
@@ -74,7 +74,8 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
   const owner = kernel.modules.find((m) => m.manifest.id === (declaredBy ?? model.module))!.manifest;
   // <module><Verb><Entity>, the list's noun the entity's plural: never the URL's wording
   const opId = (verb: string, noun: string) => `${camel(owner.id)}${verb}${noun}`;
-  const many = plural(model.name);
+  const one = entityNoun(model.module, model.name);
+  const many = plural(one);
   const idParam = route.idParam ?? 'id';
   const item = `${route.path}/:${idParam}`;
   const nested = route.path.includes('/:');
@@ -141,7 +142,7 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
       {
         config: access('read', ['NOT_FOUND']),
         schema: {
-          operationId: opId('Get', model.name),
+          operationId: opId('Get', one),
           tags,
           summary: `Read one ${model.label}`,
           description: describe('read'),
@@ -164,7 +165,7 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
       {
         config: access('create', problems.create),
         schema: {
-          operationId: opId('Create', model.name),
+          operationId: opId('Create', one),
           tags,
           summary: `Create a ${model.label}`,
           description: describe('create'),
@@ -200,7 +201,7 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
       url: item,
       config: access('update', problems.update),
       schema: {
-        operationId: opId(verb, model.name),
+        operationId: opId(verb, one),
         tags,
         summary: op === 'replace' ? `Replace a ${model.label} (every writable field)` : `Change some fields of a ${model.label}`,
         description: describe('update'),
@@ -220,7 +221,7 @@ export function registerCrudRoutes(app: FastifyInstance, kernel: Kernel, route: 
       {
         config: access('delete', problems.delete),
         schema: {
-          operationId: opId('Delete', model.name),
+          operationId: opId('Delete', one),
           tags,
           summary: `Delete a ${model.label}`,
           description: `${describe('delete')} 409 while other rows reference it.`,

@@ -2,7 +2,7 @@
 // create / replace / patch bodies and the list query. Named by $id so OpenAPI
 // components read "CatalogProduct", "CatalogProductCreate", ...
 import { Type, type TSchema } from 'typebox';
-import { isRangeType, pascal, type EntityModel, type FieldModel } from '../model/entity-model.ts';
+import { entityNoun, isRangeType, pascal, type EntityModel, type FieldModel } from '../model/entity-model.ts';
 import { DECIMAL_DEFAULT } from '../model/entity-builder.ts';
 import { ME, OP_MEANING, filterOps, filterParam, refersToUser, type FilterOp } from '../crud/list-filters.ts';
 import { UUID } from '../ids.ts';
@@ -11,7 +11,7 @@ import { embedKey, includable, itemFields } from '../crud/list-shape.ts';
 const INT4 = { minimum: -2147483648, maximum: 2147483647 };
 const LANG_KEY = '^[a-zA-Z]{1,8}(-[a-zA-Z0-9]{1,8})*$';
 
-export const schemaId = (model: EntityModel, suffix = '') => `${pascal(model.module)}${model.name}${suffix}`;
+export const schemaId = (model: EntityModel, suffix = '') => `${pascal(model.module)}${entityNoun(model.module, model.name)}${suffix}`;
 
 /** Drops undefined options: @fastify/swagger walks every key and fails on an undefined one. */
 const defined = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;

@@ -7,6 +7,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { Manifest, ManifestEvent } from './format.ts';
 import { ManifestError } from './errors.ts';
+import { entityNoun } from './names.ts';
 
 export const CRUD_ACTIONS = { create: 'created', update: 'updated', delete: 'deleted' } as const;
 
@@ -14,11 +15,11 @@ export const CRUD_ACTIONS = { create: 'created', update: 'updated', delete: 'del
 export const eventEntity = (entity: string) => entity.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
 
 /** catalog + Product + created → "catalog.product.created" */
-export const crudEventType = (module: string, entity: string, action: (typeof CRUD_ACTIONS)[keyof typeof CRUD_ACTIONS]) => `${module}.${eventEntity(entity)}.${action}`;
+export const crudEventType = (module: string, entity: string, action: (typeof CRUD_ACTIONS)[keyof typeof CRUD_ACTIONS]) => `${module}.${eventEntity(entityNoun(module, entity))}.${action}`;
 
 /** lead + "in_progress" → "crm.lead.in-progress": the event of a move into a state */
 export const stateEventType = (module: string, entity: string, state: string) =>
-  `${module}.${eventEntity(entity)}.${state
+  `${module}.${eventEntity(entityNoun(module, entity))}.${state
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-+|-+$/g, '')}`;
@@ -42,7 +43,7 @@ const ajv = addFormats(new Ajv({ allErrors: true, strict: false }));
 /** Declared events: names unique, entities of this module, no clash with a generated name, a payload schema that compiles. */
 export function checkEvents(m: Manifest, file: string): void {
   const entities = new Set((m.entities ?? []).map((e) => e.name));
-  const generated = new Set([...entities].flatMap((e) => Object.values(CRUD_ACTIONS).map((a) => `${eventEntity(e)}.${a}`)));
+  const generated = new Set([...entities].flatMap((e) => Object.values(CRUD_ACTIONS).map((a) => `${eventEntity(entityNoun(m.id, e))}.${a}`)));
   // a declared event named like a state move (lead.converted) replaces the derived one: module code emits it
   (m.events ?? []).forEach((e, i) => {
     const at = `/events/${i}`;

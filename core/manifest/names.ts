@@ -18,6 +18,17 @@ export function plural(word: string): string {
   return `${word}s`;
 }
 
+/**
+ * The entity's name without its module's name in front: AiClient of module ai
+ * is "Client" in tables (ai_clients), schema ids (AiClient), operationIds
+ * (aiListClients) and event types (ai.client.created), which all carry the
+ * module already. Other names stay as they are.
+ */
+export function entityNoun(module: string, name: string): string {
+  const prefix = pascal(module);
+  return name.length > prefix.length && name.startsWith(prefix) && /[A-Z]/.test(name[prefix.length]) ? name.slice(prefix.length) : name;
+}
+
 export function tableName(module: string, entity: ManifestEntity): string {
-  return entity.table ?? `${snake(module).replace(/-/g, '_')}_${plural(snake(entity.name))}`;
+  return entity.table ?? `${snake(module).replace(/-/g, '_')}_${plural(snake(entityNoun(module, entity.name)))}`;
 }

@@ -77,7 +77,7 @@ export interface Rollup {
   summed: FieldModel;
 }
 
-export { camel, pascal, plural, snake, tableName } from '../manifest/names.ts';
+export { camel, entityNoun, pascal, plural, snake, tableName } from '../manifest/names.ts';
 
 export function describeModel(manifest: Manifest, entity: ManifestEntity, ormEntity: EntitySchema): EntityModel {
   const storedFields = Object.entries(entity.fields).map(([name, f]) => ({ ...f, name, column: snake(name) }));

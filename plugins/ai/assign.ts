@@ -37,7 +37,7 @@ export const setTaskAssignee = handler(
       200: Type.Object(
         {
           task: Type.Ref('PmTask'),
-          assignment: Type.Union([Type.Ref('AiAiTaskAssignment'), Type.Null()], { description: 'the history entry; null when the assignee was already the one asked for' }),
+          assignment: Type.Union([Type.Ref('AiTaskAssignment'), Type.Null()], { description: 'the history entry; null when the assignee was already the one asked for' }),
         },
         { additionalProperties: false, description: 'The task as stored, and its new assignment' },
       ),

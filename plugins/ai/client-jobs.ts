@@ -10,9 +10,9 @@ export const MAX_WAIT_SECONDS = 30;
 const POLL_MS = 2000;
 
 const Lease = Type.Integer({ minimum: 10, maximum: 3600, description: `seconds the lease lasts (default ${DEFAULT_LEASE_SECONDS}); a heartbeat renews it` });
-const Job = (description: string) => Type.Ref('AiAiJob', { description, headers: ['ETag'] });
+const Job = (description: string) => Type.Ref('AiJob', { description, headers: ['ETag'] });
 
-export const listOwnJobs = handler({ querystring: JobQuery, response: { 200: Page(Type.Ref('AiAiJob'), 'The jobs this client holds or may take, newest first') } }, async (ctx, request) =>
+export const listOwnJobs = handler({ querystring: JobQuery, response: { 200: Page(Type.Ref('AiJob'), 'The jobs this client holds or may take, newest first') } }, async (ctx, request) =>
   ctx.data('AiJob').list({ ...request.query }),
 );
 

@@ -14,7 +14,7 @@ export const DEFAULT_GRACE_SECONDS = 3600;
 export const MAX_GRACE_SECONDS = 7 * 24 * 3600;
 
 const Id = Type.Object({ id: Type.String({ format: 'uuid' }) }, { additionalProperties: false });
-const Client = Type.Ref('AiAiClient');
+const Client = Type.Ref('AiClient');
 /** a client with its new API key: the only answers that hold one */
 const WithKey = (description: string, headers: string[] = []) =>
   Type.Intersect([Client, Type.Object({ apiKey: Type.String({ description: 'the API key (plk_, the tenant, a lookup id and the secret, joined by _): shown in this answer only, keep it safe' }) })], {
@@ -50,7 +50,7 @@ export const listClients = handler(
   },
 );
 
-export const getClient = handler({ params: Id, response: { 200: Type.Ref('AiAiClient', { description: 'The client, with presence as of now', headers: ['ETag'] }) } }, async (ctx, request, reply) => {
+export const getClient = handler({ params: Id, response: { 200: Type.Ref('AiClient', { description: 'The client, with presence as of now', headers: ['ETag'] }) } }, async (ctx, request, reply) => {
   const row = await ctx.data('AiClient').read(request.params.id);
   reply.header('etag', etag(row.version));
   return dto(ctx, row);
@@ -63,7 +63,7 @@ export const updateClient = handler(
       { name: Type.Optional(Type.String({ minLength: 1, maxLength: 120 })), description: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()])) },
       { additionalProperties: false, minProperties: 1 },
     ),
-    response: { 200: Type.Ref('AiAiClient', { description: 'The client', headers: ['ETag'] }) },
+    response: { 200: Type.Ref('AiClient', { description: 'The client', headers: ['ETag'] }) },
     problems: ['PRECONDITION_FAILED'],
   },
   async (ctx, request, reply) => {
@@ -168,7 +168,7 @@ export const rotateClientKey = handler(
 );
 
 export const revokeClient = handler(
-  { params: Id, response: { 200: Type.Ref('AiAiClient', { description: 'The client, revoked: its keys and tokens are refused from now on', headers: ['ETag'] }) } },
+  { params: Id, response: { 200: Type.Ref('AiClient', { description: 'The client, revoked: its keys and tokens are refused from now on', headers: ['ETag'] }) } },
   async (ctx, request, reply) => {
     const now = ctx.now();
     const row = await ctx.transaction(async (tx) => {
@@ -195,7 +195,7 @@ export const queueClientJob = handler(
       },
       { additionalProperties: false },
     ),
-    response: { 201: Type.Ref('AiAiJob', { description: 'The job, queued; Location names it', headers: ['Location'] }) },
+    response: { 201: Type.Ref('AiJob', { description: 'The job, queued; Location names it', headers: ['Location'] }) },
     problems: ['CONFLICT', 'PAYLOAD_TOO_LARGE'],
   },
   async (ctx, request, reply) => {
@@ -216,7 +216,7 @@ const JobQuery = Type.Object(
 );
 export { JobQuery, Page, Id };
 
-export const listClientJobs = handler({ params: Id, querystring: JobQuery, response: { 200: Page(Type.Ref('AiAiJob'), "A client's jobs, newest first") } }, async (ctx, request) => {
+export const listClientJobs = handler({ params: Id, querystring: JobQuery, response: { 200: Page(Type.Ref('AiJob'), "A client's jobs, newest first") } }, async (ctx, request) => {
   // 404 for a client the caller cannot see
   await ctx.data('AiClient').read(request.params.id);
   return ctx.data('AiJob').list({ ...request.query }, { clientId: request.params.id });

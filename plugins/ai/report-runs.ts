@@ -61,7 +61,7 @@ export const createReportRun = handler(
     body: Type.Optional(
       Type.Object({ from: Instant('start of the input range (default: none, from the beginning)'), to: Instant('end of the input range (default: now)') }, { additionalProperties: false }),
     ),
-    response: { 201: Type.Ref('AiAiReportRun', { description: 'The run, succeeded or failed, as kept in the history', headers: ['Location'] }) },
+    response: { 201: Type.Ref('AiReportRun', { description: 'The run, succeeded or failed, as kept in the history', headers: ['Location'] }) },
   },
   async (ctx, request, reply) => {
     // 404 unless the caller may read the definition (their own, or any for erp:ai:admin)
@@ -99,8 +99,8 @@ export const getReportRunComparison = handler(
     response: {
       200: Type.Object(
         {
-          run: Type.Ref('AiAiReportRun'),
-          previous: Type.Union([Type.Ref('AiAiReportRun'), Type.Null()], { description: 'the last successful run of the same report started before it; null: none' }),
+          run: Type.Ref('AiReportRun'),
+          previous: Type.Union([Type.Ref('AiReportRun'), Type.Null()], { description: 'the last successful run of the same report started before it; null: none' }),
           figures: Type.Array(Figure),
         },
         { additionalProperties: false, description: 'The run beside the one before it, figure by figure' },

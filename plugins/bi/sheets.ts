@@ -14,7 +14,7 @@ export const setSheetOrder = handler(
     ),
     response: {
       200: Type.Object(
-        { items: Type.Array(Type.Ref('BiBiSheet')), page: Type.Integer(), size: Type.Integer(), total: Type.Integer() },
+        { items: Type.Array(Type.Ref('BiSheet')), page: Type.Integer(), size: Type.Integer(), total: Type.Integer() },
         { additionalProperties: false, description: 'The sheets in their new order' },
       ),
     },

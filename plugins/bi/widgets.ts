@@ -90,7 +90,7 @@ export const setSheetLayout = handler(
     ),
     response: {
       200: Type.Object(
-        { items: Type.Array(Type.Ref('BiBiWidget')), page: Type.Integer(), size: Type.Integer(), total: Type.Integer() },
+        { items: Type.Array(Type.Ref('BiWidget')), page: Type.Integer(), size: Type.Integer(), total: Type.Integer() },
         { additionalProperties: false, description: 'The widgets of the sheet in their new places' },
       ),
     },

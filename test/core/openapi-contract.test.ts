@@ -6,7 +6,7 @@ import t from 'tap';
 import { randomUUID } from 'node:crypto';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { plural } from '../../core/manifest/names.ts';
+import { entityNoun, plural } from '../../core/manifest/names.ts';
 import { build, PASSWORD } from '../helper.ts';
 import { loadApi, fillPath, type ApiOperation } from '../support/api/describe.ts';
 
@@ -213,7 +213,9 @@ t.test('operationIds: <module><Verb><Noun>, the CRUD noun the entity name', asyn
     if (!prefix || !verb || (rest === verb && !ALONE.includes(verb))) wrong.push(`${op.id}: not <prefix><Verb><Noun>`);
     if (op.kind in CRUD_VERB && op.entity) {
       const kind = op.kind as keyof typeof CRUD_VERB;
-      const noun = kind === 'list' ? plural(op.entity) : op.entity;
+      // the entity's name without its module's in front (AiClient of ai: Client)
+      const one = entityNoun(ctx.kernel.model(op.entity).module, op.entity);
+      const noun = kind === 'list' ? plural(one) : one;
       const want = `${prefix}${CRUD_VERB[kind]}${noun}`;
       // a list of one parent's rows says whose (coreListEmailAccountsByCompany), a declared sub-set which (aiListTasksMine)
       const ok = kind === 'list' ? op.id === want || new RegExp(`^${want}(By)?[A-Z][A-Za-z]*$`).test(op.id) : op.id === want;

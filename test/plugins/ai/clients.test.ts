@@ -12,7 +12,7 @@ const DAY = 24 * 60 * MINUTE;
 const storedSecrets = async (lookups = true) => {
   const rows = (await w.ctx.kernel.dbs.main.em
     .getConnection()
-    .execute(`select key_hash, token_key, previous_key_hash${lookups ? ', key_lookup, previous_key_lookup' : ''} from "${w.tenant.schema}".ai_ai_clients`)) as Record<string, string | null>[];
+    .execute(`select key_hash, token_key, previous_key_hash${lookups ? ', key_lookup, previous_key_lookup' : ''} from "${w.tenant.schema}".ai_clients`)) as Record<string, string | null>[];
   return rows.flatMap((r) => Object.values(r)).filter((v): v is string => typeof v === 'string');
 };
 const leaks = async (body: string, lookups = true) => (await storedSecrets(lookups)).filter((s) => body.includes(s));
