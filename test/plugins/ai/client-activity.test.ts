@@ -49,9 +49,9 @@ const j3 = await queue(a1.id);
 same((await claim(a1.token)).id, j3.id, 'claim j3');
 await step(a1.token, j3.id, 'fail', { error: 'cannot', retry: false });
 await queue(a1.id);
-// one for any of alice's clients, none takes it
 // a user holding erp:ai:admin (and erp:pm:view, to name a user): their reports and dashboard cover the tenant
 const chief = await w.ctx.user(w.tenant, { codes: ['erp:ai:admin', 'erp:pm:view'] });
+// one for any of alice's clients, none takes it
 const sys = (await w.ctx.kernel.contextFor({ tenant: w.tenant.id, principal: SYSTEM })) as ModuleContext;
 await queueJob(sys, { ownerId: w.alice.id, kind: 'anyone' });
 
