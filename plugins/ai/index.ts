@@ -17,6 +17,9 @@ import { listReportTypes, reportHooks } from './reports.ts';
 import { getReportRunComparison, createReportRun } from './report-runs.ts';
 import { scheduledReports } from './schedule.ts';
 import { getAiDashboard } from './dashboard.ts';
+// registered on import: the client-activity report type and the clients and jobs dashboard sections
+import './client-activity.ts';
+import './client-dashboard.ts';
 
 export const handlers: PluginModule['handlers'] = {
   // API-key clients (clients.ts, client-auth.ts, client-jobs.ts)

@@ -27,7 +27,7 @@ t.test("tasks and report runs, in the caller's scope", async (t) => {
   const body = expectStatus(await me.api('GET', '/api/ai/dashboard'), 200, 'dashboard');
   t.same(
     body.sections.map((s: { key: string }) => s.key),
-    ['tasks', 'reports'],
+    ['tasks', 'clients', 'jobs', 'reports'],
     'in order',
   );
   const s = await sectionsOf(me);
@@ -45,11 +45,11 @@ t.test('a section registered by another part appears; sections the caller cannot
   const body = expectStatus(await me.api('GET', '/api/ai/dashboard'), 200, 'dashboard');
   t.same(
     body.sections.map((s: { key: string }) => s.key),
-    ['tasks', 'probe', 'reports'],
+    ['tasks', 'clients', 'jobs', 'probe', 'reports'],
   );
-  t.same(body.sections[1].figures, { user: me.id });
+  t.same(body.sections[3].figures, { user: me.id });
   const aiOnly = await pm.user(['erp:ai:view']);
-  t.same(Object.keys(await sectionsOf(aiOnly)), ['probe', 'reports'], 'no task codes: no task section');
+  t.same(Object.keys(await sectionsOf(aiOnly)), ['clients', 'jobs', 'probe', 'reports'], 'no task codes: no task section');
 });
 
 t.test('access', async (t) => {

@@ -175,7 +175,7 @@ t.test('permissions and tenants', async (t) => {
   const types = expectStatus(await owner.api('GET', '/api/ai/report-types'), 200, 'types');
   t.same(
     types.items.map((i: { name: string }) => i.name),
-    ['task-summary', 'overdue-tasks', 'workload'],
+    ['task-summary', 'overdue-tasks', 'workload', 'client-activity'],
   );
   t.same(
     types.items.map((i: { name: string }) => i.name),
