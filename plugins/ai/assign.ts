@@ -17,7 +17,7 @@ export const assignmentHooks: EntityHooks = {
     await ctx
       .system()
       .data('AiTaskAssignment')
-      .create({}, { internal: { taskId: id, fromId: from, toId: to, byId: ctx.userId, at: new Date().toISOString() } });
+      .create({}, { internal: { taskId: id, fromId: from, toId: to, byId: ctx.userId, at: ctx.now().toISOString() } });
   },
 };
 

@@ -64,7 +64,7 @@ export const parseAssistantText = handler(
   },
   async (ctx, request) => {
     const { text, timeZone, now, useProvider } = request.body;
-    const reference = now === undefined ? new Date() : new Date(now);
+    const reference = now === undefined ? ctx.now() : new Date(now);
     // dates counted from it stay four-digit years PostgreSQL takes
     if (Number.isNaN(reference.getTime()) || reference.getUTCFullYear() < 1900 || reference.getUTCFullYear() > 8999)
       throw validationError([{ path: '/now', message: 'must be a date-time between the years 1900 and 8999' }]);

@@ -27,7 +27,7 @@ export const checkAiProvider = handler(
     const providers = ctx.data('AiProvider');
     const provider = await providers.reveal(request.params.id, ['apiKey']);
     if (!provider) await providers.read(request.params.id); // the caller's 404
-    const now = new Date();
+    const now = ctx.now();
     const day = localDay(now, ctx.timeZone);
     const started = performance.now();
     let answer = null;

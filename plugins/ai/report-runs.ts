@@ -17,7 +17,7 @@ interface RunOptions {
 
 /** Runs `report` over `range` and records the run (its history is bookkeeping: written as the system). */
 export async function executeRun(ctx: ModuleContext, report: Row, range: ReportRange, opts: RunOptions): Promise<Row> {
-  const startedAt = opts.now ?? new Date();
+  const startedAt = opts.now ?? ctx.now();
   const parameters = (report.parameters ?? {}) as Record<string, unknown>;
   let outcome: { status: 'succeeded'; result: Record<string, unknown> } | { status: 'failed'; error: string };
   try {
@@ -66,7 +66,7 @@ export const createReportRun = handler(
   async (ctx, request, reply) => {
     // 404 unless the caller may read the definition (their own, or any for erp:ai:admin)
     const report = await ctx.data('AiReport').read(request.params.id);
-    const now = new Date();
+    const now = ctx.now();
     const from = request.body?.from ? new Date(request.body.from) : null;
     const to = request.body?.to ? new Date(request.body.to) : now;
     for (const [name, at] of [

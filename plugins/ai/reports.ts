@@ -34,7 +34,7 @@ export const reportHooks: EntityHooks = {
     const fault = typeof schedule === 'string' ? cronProblem(schedule) : null;
     if (fault) throw validationError([{ path: '/schedule', message: fault }]);
     if (!before || input.schedule !== undefined || input.enabled !== undefined) {
-      const next = nextRunOf({ schedule, enabled: input.enabled ?? before?.enabled }, ctx.timeZone, new Date());
+      const next = nextRunOf({ schedule, enabled: input.enabled ?? before?.enabled }, ctx.timeZone, ctx.now());
       out.nextRunAt = next?.toISOString() ?? null;
     }
     return out;

@@ -36,7 +36,7 @@ export function nextRunOf(report: { schedule?: unknown; enabled?: unknown }, tim
  * Runs every report of the context's tenant due at `now` (the job passes the
  * clock; tests pass a time of their own). Answers the runs made.
  */
-export async function runDueReports(ctx: ModuleContext, now: Date = new Date()): Promise<Row[]> {
+export async function runDueReports(ctx: ModuleContext, now: Date = ctx.now()): Promise<Row[]> {
   // the schedule is the tenant's: it reads every definition, and each run acts as its owner
   const reports = ctx.system().data('AiReport');
   const due = await reports.find({ enabled: true, nextRunAt: { $lte: now.toISOString() } }, { limit: BATCH, orderBy: 'nextRunAt' });
