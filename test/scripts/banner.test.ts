@@ -71,7 +71,8 @@ t.test('npm start on a terminal: a banner, demo logins that work, lists that are
   t.match(stdout, /tenant "demo"\s+admin@demo\.plinth\.dev\s+password "plinth-demo"/, 'the demo login');
   t.match(stdout, /tenant "platform"\s+operator@plinth\.dev\s+password "plinth-operator"/, 'the demo operator');
   t.match(stdout, /Data\s+embedded PGlite in memory/, 'where the data lives');
-  t.match(stdout, /Demo data\s+created now: \d+ catalog rows, \d+ crm rows/, 'what the first start created');
+  t.match(stdout, /Demo data\s+created now:(\s+\d+ [a-z-]+ rows,?)+/, 'what the first start created');
+  for (const module of ['pm', 'ai', 'bi', 'catalog', 'crm']) t.match(stdout, new RegExp(`\\b\\d+ ${module} rows`), `with the ${module} module's rows`);
   t.notMatch(stdout, /"msg":"demo tenant/, "the seed's log lines say nothing the banner does not");
   const listening = stdout.indexOf('Server listening');
   t.ok(listening >= 0 && listening < stdout.indexOf('Plinth is ready'), 'log lines written before the banner come before it');
