@@ -63,6 +63,8 @@ export interface Config {
     /** every job's first retry delay in seconds, instead of its declaration's (tests, development) */
     retryDelaySeconds?: number;
   };
+  /** results of analytics kept for callers whose statement is the same, until a table they read changes (RESULT_CACHE_MB, RESULT_CACHE_TTL_SECONDS; 0 MB: no cache) */
+  resultCache: { maxBytes: number; ttlMs: number };
   /** HTTP calls module code makes (webhooks): where to and how much */
   outbound: {
     /** allow loopback, private and link-local targets (a local receiver in development); never in production */
@@ -171,6 +173,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       retentionDays: Math.max(1, int(env.EVENTS_RETENTION_DAYS, 7)),
       retryDelaySeconds: env.JOBS_RETRY_DELAY_SECONDS ? Math.max(1, int(env.JOBS_RETRY_DELAY_SECONDS, 5)) : undefined,
     },
+    resultCache: { maxBytes: int(env.RESULT_CACHE_MB, 64) * 1024 * 1024, ttlMs: Math.max(1, int(env.RESULT_CACHE_TTL_SECONDS, 600)) * 1000 },
     outbound: {
       allowPrivate: env.OUTBOUND_ALLOW_PRIVATE === 'true',
       timeoutMs: Math.max(100, int(env.OUTBOUND_TIMEOUT_MS, 10_000)),

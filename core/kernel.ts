@@ -38,6 +38,8 @@ import { checkTargetUrl, postJson } from './outbound-http.ts';
 import { DiskFileStore, type FileStore } from './files/file-store.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { Signals } from './db/signals.ts';
+import { DataChanges } from './data/changes.ts';
+import { ResultCache } from './crud/result-cache.ts';
 
 export interface LoadedModule extends LoadedManifest {
   plugin?: PluginModule;
@@ -115,6 +117,7 @@ export async function openKernel(config: Config): Promise<Kernel> {
   const revocations = new Revocations(dbs, config.registrySchema, config.accessTokenTtlSeconds);
   const roleChanges = new RoleChanges(dbs, config.registrySchema);
   const signals = new Signals(dbs, config.registrySchema);
+  const changes = new DataChanges(dbs, config.registrySchema);
   const loginThrottle = new LoginThrottle(dbs, config.registrySchema, config.loginThrottle, config.refreshTokenTtlSeconds * 1000);
   // one LISTEN connection on a shared server; embedded PGlite serves one process only
   const listener = config.databases.main ? new PgListener(config.databases.main) : undefined;
@@ -132,6 +135,7 @@ export async function openKernel(config: Config): Promise<Kernel> {
       revocations.listenOn(listener);
       roleChanges.listenOn(listener);
       signals.listenOn(listener);
+      changes.listenOn(listener);
       await listener.start();
     }
   } catch (err) {
@@ -206,6 +210,7 @@ export async function openKernel(config: Config): Promise<Kernel> {
     files: kernel.files,
     clock: kernel.clock,
     signals,
+    data: { changes, results: new ResultCache(config.resultCache) },
     menu: modules.flatMap(({ manifest: m }) => (m.menu ?? []).map((e) => ({ module: m.id, label: e.label, path: e.path, permission: e.permission, icon: e.icon ?? null }))),
   });
   kernel.contextFor = async ({ tenant: id, principal, companyId = null, language }) => {

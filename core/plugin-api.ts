@@ -17,7 +17,7 @@ export { FILTER_OPS, type FilterOp } from './crud/aggregate-filters.ts';
 export type { Authenticator, Authentication } from './context/authenticators.ts';
 export { SYSTEM } from './access/principal.ts';
 export { validationError } from './context/module-context.ts';
-export { httpError } from './errors.ts';
+export { httpError, titleOf, type ErrorCode } from './errors.ts';
 export { etag } from './crud/crud-service.ts';
 export { hashPassword } from './auth/passwords.ts';
 export { pick } from './i18n.ts';

@@ -122,7 +122,8 @@ export interface EntityData {
    * answering the columns (key, type, label) and the statement's text without
    * values. Outside ctx.transaction() only.
    */
-  analyze(query: AggregateQuery, opts: { timeoutMs: number; maxRows: number }): Promise<Analysis>;
+  /** cached per statement and the generations of the tables it reads unless `cache: false` (crud/result-cache.ts) */
+  analyze(query: AggregateQuery, opts: { timeoutMs: number; maxRows: number; cache?: boolean }): Promise<Analysis>;
   /** 404 unless the caller can read it */
   read(id: string): Promise<Row>;
   /**

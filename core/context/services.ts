@@ -6,7 +6,7 @@ import type { EntityModel } from '../model/entity-model.ts';
 import type { SecretBox } from '../secrets.ts';
 import type { Ability } from '../access/abilities.ts';
 import type { Principal } from '../access/principal.ts';
-import { CrudService, type CrudContext, type WriteHooks, type WriteEvent } from '../crud/crud-service.ts';
+import { CrudService, type CrudContext, type DataRuntime, type WriteHooks, type WriteEvent } from '../crud/crud-service.ts';
 import { ModuleContext, type ContextServices, type EmittedEvent, type EnqueueItem, type EnqueueOptions, type MenuEntry, type Outbound } from './module-context.ts';
 import type { PlinthEvent } from '../data/outbox.ts';
 import type { EntityHooks } from './hooks.ts';
@@ -39,6 +39,8 @@ export interface ServiceDeps {
   clock: Clock;
   signals: Signals;
   menu: MenuEntry[];
+  /** committed changes and the results cached until they happen */
+  data?: DataRuntime;
 }
 
 export class KernelServices implements ContextServices {
@@ -63,7 +65,7 @@ export class KernelServices implements ContextServices {
     if (!service) {
       const model = this.#deps.models.get(entity);
       if (!model) throw new Error(`no module declares entity "${entity}"`);
-      service = new CrudService(model, this.#deps.models, this.#deps.secrets, this.#writeHooks(this.#deps.hooks.get(entity) ?? []), this.#eventsOf(entity));
+      service = new CrudService(model, this.#deps.models, this.#deps.secrets, this.#writeHooks(this.#deps.hooks.get(entity) ?? []), this.#eventsOf(entity), this.#deps.data);
       this.#services.set(entity, service);
     }
     return service;

@@ -27,6 +27,8 @@ import { readColumns, readableColumn, writeFieldFlags } from '../data/field-acce
 import type { Principal } from '../access/principal.ts';
 import type { Outbox } from '../data/outbox.ts';
 import { CRUD_ACTIONS, crudEventType } from '../manifest/events.ts';
+import type { DataChanges } from '../data/changes.ts';
+import type { ResultCache } from './result-cache.ts';
 import { aggregate, compileAggregate, type AggregateColumn, type AggregateQuery, type AggregateRow } from './aggregate.ts';
 
 /** An aggregate's result for analytics (CrudService.analyze). */
@@ -37,6 +39,14 @@ export interface Analysis {
   truncated: boolean;
   /** the statement's text: identifiers and $n placeholders, no value */
   sql: string;
+  /** the result came from the result cache (or from the same statement running for another caller) */
+  cached: boolean;
+}
+
+/** What a service shares with every other: the record of committed changes, and the cache of results derived from them. */
+export interface DataRuntime {
+  changes: DataChanges;
+  results: ResultCache<Omit<Analysis, 'cached'>>;
 }
 
 export interface CrudContext {
@@ -55,7 +65,14 @@ export interface CrudContext {
   /** the caller, recorded by the audit trail */
   userId?: string | null;
   /** set inside a transaction: writes join it, after-commit work waits for it and runs on `outside` */
-  tx?: { afterCommit: (() => Promise<void>)[]; outside: CrudContext; /** what module code keeps for this transaction (ModuleContext.transactionState) */ state?: Map<string, unknown> };
+  tx?: {
+    afterCommit: (() => Promise<void>)[];
+    outside: CrudContext;
+    /** what module code keeps for this transaction (ModuleContext.transactionState) */
+    state?: Map<string, unknown>;
+    /** tables written, announced once it committed (data/changes.ts) */
+    changed?: Set<string>;
+  };
 }
 
 /**
@@ -161,10 +178,12 @@ export class CrudService {
   #eventTypes: Record<WriteOp, string>;
   #stateEvent: (state: string) => string | undefined;
   #serviceOf?: (entity: string) => CrudService;
+  #data?: DataRuntime;
 
   /** `events`: where writes record their events, and the event a move into a state emits besides "updated" */
-  constructor(model: EntityModel, models: Map<string, EntityModel>, secrets?: SecretBox, hooks: WriteHooks = {}, events?: WriteEvents) {
+  constructor(model: EntityModel, models: Map<string, EntityModel>, secrets?: SecretBox, hooks: WriteHooks = {}, events?: WriteEvents, data?: DataRuntime) {
     this.model = model;
+    this.#data = data;
     this.#hooks = hooks;
     this.#outbox = model.events ? events?.outbox : undefined;
     this.#stateEvent = events?.stateEvent ?? (() => undefined);
@@ -378,7 +397,9 @@ export class CrudService {
       return `t.${q(column)}${desc ? ' desc' : ''}`;
     });
     const where_ = and([read, update, compileCondition(this.#models, this.model, where)]);
-    return tableOf(this.model).claim(ctx.em, this.params(ctx), where_, [...order, 't."id"'].join(', '), data, { columns: this.#columns(ctx) });
+    const row = await tableOf(this.model).claim(ctx.em, this.params(ctx), where_, [...order, 't."id"'].join(', '), data, { columns: this.#columns(ctx) });
+    if (row) this.#changed(ctx, this.model.table);
+    return row;
   }
 
   /**
@@ -387,29 +408,33 @@ export class CrudService {
    * more), with its columns and the statement's text (values only as $n, the
    * tenant's schema left out) to show how it ran. 422 when it runs too long.
    */
-  async analyze(ctx: CrudContext, query: AggregateQuery, opts: { timeoutMs: number; maxRows: number }): Promise<Analysis> {
+  async analyze(ctx: CrudContext, query: AggregateQuery, opts: { timeoutMs: number; maxRows: number; /** false: run it, whatever the cache holds */ cache?: boolean }): Promise<Analysis> {
     if (ctx.tx) throw new Error('analyze() runs in a read-only transaction of its own: call it outside ctx.transaction()');
     const source = { models: this.#models, model: this.model, ability: ctx.ability };
     const scope = this.scope(ctx, 'read') ?? (() => 'false');
     const limit = Math.min(opts.maxRows, 1000);
-    const statement = compileAggregate(this.params(ctx), source, scope, { limit, ...query }, { maxLimit: opts.maxRows, peek: true });
+    const params = this.params(ctx);
+    const statement = compileAggregate(params, source, scope, { limit, ...query }, { maxLimit: opts.maxRows, peek: true });
     const wanted = query.limit ?? limit;
-    const rows = await inTransaction(ctx, async (tx) => {
-      await run(tx.em, 'set transaction read only', []);
-      await run(tx.em, `set local statement_timeout = ${Math.max(1, Math.trunc(opts.timeoutMs))}`, []);
-      try {
-        return await run(tx.em, statement.sql, statement.values);
-      } catch (err) {
-        if ((err as { code?: string }).code === '57014') throw httpError('UNPROCESSABLE', `the query ran longer than ${opts.timeoutMs} ms: narrow it (filters, a date range, fewer dimensions)`);
-        throw err;
-      }
-    });
-    return {
-      rows: statement.shape(rows.slice(0, wanted)),
-      columns: statement.columns,
-      truncated: rows.length > wanted,
-      sql: statement.sql.replaceAll(`${q(ctx.schema)}.`, ''),
+    const load = async () => {
+      const rows = await inTransaction(ctx, async (tx) => {
+        await run(tx.em, 'set transaction read only', []);
+        await run(tx.em, `set local statement_timeout = ${Math.max(1, Math.trunc(opts.timeoutMs))}`, []);
+        try {
+          return await run(tx.em, statement.sql, statement.values);
+        } catch (err) {
+          if ((err as { code?: string }).code === '57014') throw httpError('UNPROCESSABLE', `the query ran longer than ${opts.timeoutMs} ms: narrow it (filters, a date range, fewer dimensions)`);
+          throw err;
+        }
+      });
+      return { rows: statement.shape(rows.slice(0, wanted)), columns: statement.columns, truncated: rows.length > wanted, sql: statement.sql.replaceAll(`${q(ctx.schema)}.`, '') };
     };
+    const data = this.#data;
+    if (!data || opts.cache === false) return { ...(await load()), cached: false };
+    // the statement and its values hold the caller's whole scope; the stamp is read before it runs (data/changes.ts)
+    const key = [ctx.tenantId, data.changes.stamp(ctx.tenantId, params.tables), wanted, statement.sql, JSON.stringify(statement.values)].join('\n');
+    const { value, cached } = await data.results.get(key, load);
+    return { ...value, cached };
   }
 
   /** `internal`: values of fields the API never writes (a password hash), set by a module's handler. */
@@ -520,6 +545,7 @@ export class CrudService {
   async #write(ctx: CrudContext, fn: (tx: CrudContext) => Promise<{ row: Row; event?: WriteEvent }>): Promise<Row> {
     return inTransaction(ctx, async (tx) => {
       const { row, event } = await fn(tx);
+      this.#changed(tx, this.model.table);
       if (event && this.#hooks.afterWrite) await this.#hooks.afterWrite(tx, event);
       if (event && this.#hooks.afterCommit) tx.tx!.afterCommit.push(() => this.#hooks.afterCommit!(tx.tx!.outside, event));
       return row;
@@ -637,7 +663,22 @@ export class CrudService {
       const now = new Date().toISOString();
       const event = this.#serviceOf?.(model.name).eventInsert(ctx, 'update', row, { ...merged, updatedAt: now, version: row.version + 1 });
       await tableOf(model).update(ctx.em, this.params(ctx), row.id, data, { now, with: event });
+      this.#changed(ctx, model.table);
     }
+  }
+
+  /** `table` was written in `ctx`: caches of results read from it end once that commits (data/changes.ts). */
+  #changed(ctx: CrudContext, table: string): void {
+    const changes = this.#data?.changes;
+    if (!changes) return;
+    const tx = ctx.tx;
+    if (!tx) return changes.changed(ctx.tenantId, [table]);
+    if (!tx.changed) {
+      const changed = (tx.changed = new Set());
+      // first of the after-commit work, ahead of hooks that may take their time
+      tx.afterCommit.unshift(async () => changes.changed(ctx.tenantId, changed));
+    }
+    tx.changed.add(table);
   }
 
   /** A written value as stored: secrets sealed, decimals normalised. */

@@ -40,9 +40,15 @@ export class Params {
     this.values.push(v);
     return `$${this.values.length}`;
   }
+  #tables: Set<string> | undefined;
   /** `"schema"."table"` of the statement's tenant */
   table(name: string): string {
+    (this.#tables ??= new Set()).add(name);
     return `${q(this.schema)}.${q(name)}`;
+  }
+  /** the tables the statement reads or writes (what a cached result of it depends on) */
+  get tables(): ReadonlySet<string> {
+    return this.#tables ?? new Set();
   }
 }
 

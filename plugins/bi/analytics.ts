@@ -12,7 +12,7 @@ import { LIMITS } from './limits.ts';
 const MAX_QUERY_TEXT = 16_000;
 
 const Value = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]);
-const Result = Type.Object(
+export const Result = Type.Object(
   {
     table: Type.String(),
     columns: Type.Array(
@@ -30,7 +30,8 @@ const Result = Type.Object(
     rowCount: Type.Integer(),
     truncated: Type.Boolean({ description: 'more groups matched than the limit (or the row cap) let through' }),
     sql: Type.String({ description: 'the statement that ran, with $n where values were bound (the values are not shown)' }),
-    durationMs: Type.Integer(),
+    durationMs: Type.Integer({ description: 'how long the statement ran (near 0 when cached)' }),
+    cached: Type.Boolean({ description: 'served from the result cache: the same statement ran for a caller with the same rules since the tables it reads last changed' }),
   },
   { additionalProperties: false, description: 'The groups of the query, with column metadata' },
 );
@@ -48,8 +49,8 @@ function checkQuery(ctx: ModuleContext, input: unknown, tables: BiTable[] = tabl
 }
 
 /** Runs a query: parsed here, compiled and scoped by the kernel; its error paths point into the query as sent. */
-export async function runQuery(ctx: ModuleContext, input: unknown): Promise<Analysis & { table: string; roles: Map<string, Role>; durationMs: number }> {
-  const parsed = checkQuery(ctx, input);
+export async function runQuery(ctx: ModuleContext, input: unknown, tables?: BiTable[]): Promise<Analysis & { table: string; roles: Map<string, Role>; durationMs: number }> {
+  const parsed = checkQuery(ctx, input, tables);
   const started = performance.now();
   try {
     const analysis = await ctx.data(parsed.table).analyze(parsed.aggregate, LIMITS());
@@ -75,8 +76,9 @@ function retargeted(err: unknown, parsed: ParsedQuery): unknown {
   return err;
 }
 
-async function answer(ctx: ModuleContext, input: unknown) {
-  const r = await runQuery(ctx, input);
+/** A query's answer as the API shows it. */
+export async function answer(ctx: ModuleContext, input: unknown, tables?: BiTable[]) {
+  const r = await runQuery(ctx, input, tables);
   return {
     table: r.table,
     columns: r.columns.map((c) => ({ name: c.key, type: c.type, label: c.label, role: r.roles.get(c.key) ?? 'dimension' })),
@@ -85,29 +87,26 @@ async function answer(ctx: ModuleContext, input: unknown) {
     truncated: r.truncated,
     sql: r.sql,
     durationMs: r.durationMs,
+    cached: r.cached,
   };
 }
 
-const problems = ['UNPROCESSABLE' as const];
+export const problems = ['UNPROCESSABLE' as const];
 
-export const getAnalytics = handler(
-  {
-    querystring: Type.Object(
-      { query: Type.String({ minLength: 2, maxLength: MAX_QUERY_TEXT, description: 'the query as JSON (BiAnalyticsQuery); POST the same document for long queries' }) },
-      { additionalProperties: false },
-    ),
-    response: { 200: Result },
-    problems,
-  },
-  async (ctx, request) => {
-    let input: unknown;
-    try {
-      input = JSON.parse(request.query.query);
-    } catch {
-      throw validationError([{ path: '/query', message: 'is no JSON document' }]);
-    }
-    return answer(ctx, input);
-  },
+export const QueryParam = Type.Object(
+  { query: Type.String({ minLength: 2, maxLength: MAX_QUERY_TEXT, description: 'the query as JSON (BiAnalyticsQuery); POST the same document for long queries' }) },
+  { additionalProperties: false },
 );
+
+/** The query of ?query=, parsed. */
+export function queryOf(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw validationError([{ path: '/query', message: 'is no JSON document' }]);
+  }
+}
+
+export const getAnalytics = handler({ querystring: QueryParam, response: { 200: Result }, problems }, async (ctx, request) => answer(ctx, queryOf(request.query.query)));
 
 export const getPostedAnalytics = handler({ body: AnalyticsQuery, response: { 200: Result }, problems }, async (ctx, request) => answer(ctx, request.body));

@@ -9,6 +9,8 @@ import { setSheetOrder } from './sheets.ts';
 import { setSheetLayout, widgetHooks } from './widgets.ts';
 import { getDatabase, getSchema, listRelations, listTables } from './semantic-model.ts';
 import { getAnalytics, getPostedAnalytics } from './analytics.ts';
+import { getAnalyticsCsv, getPostedAnalyticsCsv } from './csv-export.ts';
+import { getSheetData } from './render.ts';
 
 export const handlers: PluginModule['handlers'] = {
   setSheetOrder,
@@ -19,6 +21,9 @@ export const handlers: PluginModule['handlers'] = {
   getDatabase,
   getAnalytics,
   getPostedAnalytics,
+  getAnalyticsCsv,
+  getPostedAnalyticsCsv,
+  getSheetData,
 };
 
 export const hooks: PluginModule['hooks'] = {
