@@ -1,4 +1,5 @@
 // The bench's table and its JSON file under bench/results/.
+import type { BiDashboardResult } from './bi-dashboard.ts';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LoadResult } from './load.ts';
@@ -90,6 +91,7 @@ export interface Results {
   scenarios: ScenarioResult[];
   scale?: ScaleResult;
   deliveryBurst?: DeliveryBurst;
+  biDashboard?: BiDashboardResult;
   coldStart?: { postgres?: ColdStart; pglite?: ColdStart; targetMs: number };
   profile?: ProfileSummary & { scenario: string; rps: number; window: { fromUs: number; toUs: number } };
 }
@@ -181,6 +183,13 @@ export function formatResults(r: Results): string {
         ['non-2xx single / spread', `${s.single.non2xx + s.single.errors} / ${s.spread.non2xx + s.spread.errors}`, '', ''],
         ['Plinth RSS single / spread (MB)', `${s.single.rssMb} / ${s.spread.rssMb} (peak ${s.spread.peakRssMb})`, '', ''],
       ]),
+    );
+  }
+  if (r.biDashboard) {
+    const d = r.biDashboard;
+    out.push(
+      '',
+      `BI dashboard: ${d.widgets} widgets over ${d.rows} rows (GET /api/bi/sheets/:id/data, in-process): cold ${d.coldMs} ms, warm ${d.warmMs.median} ms (max ${d.warmMs.max}; target < ${d.targetWarmMs}), after a write ${d.afterWriteMs} ms`,
     );
   }
   if (r.deliveryBurst) {

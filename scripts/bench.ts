@@ -14,6 +14,8 @@
 //   --delivery-burst 10000  (off by default) Plinth with workers on and a webhook for catalog.* on a receiver in
 //                      this process: N creates as fast as the server takes them, then the time from the last commit
 //                      until every event was delivered (target 30 s), deliveries/s, duplicates (bench/burst.ts)
+//   --bi-dashboard 100000  (off by default) a BI dashboard of 8 widgets over N opportunities: cold, warm (result
+//                      cache) and after-a-write render times of GET /api/bi/sheets/:id/data (bench/bi-dashboard.ts)
 //   --profile-burst    CPU-profile the burst's server; summarised apart for the writes and for the drain after them
 //   --delivery-timeout 120  s after the last commit the burst waits for its deliveries before reporting a miss
 //   --as manager|admin the caller: a catalog manager (default) or the tenant admin
@@ -57,6 +59,7 @@ import { headersOf, selectScenarios, type Probe, type Scenario } from '../bench/
 import { LOG_DIR, ROOT, freePort, startServer, timeToReadyLine, type Server } from '../bench/servers.ts';
 import { summariseFile } from '../bench/profile-summary.ts';
 import { deliveryBurst } from '../bench/burst.ts';
+import { biDashboard } from '../bench/bi-dashboard.ts';
 
 const { values: o } = parseArgs({
   allowNegative: true,
@@ -80,6 +83,7 @@ const { values: o } = parseArgs({
     'delivery-burst': { type: 'string', default: '0' },
     'delivery-timeout': { type: 'string', default: '120' },
     'profile-burst': { type: 'boolean', default: false },
+    'bi-dashboard': { type: 'string', default: '0' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -110,6 +114,7 @@ const opts = {
   outboxCost: o['outbox-cost'],
   deliveryBurst: Math.max(0, Math.floor(num(o['delivery-burst'], 0))),
   deliveryTimeout: Math.max(1, num(o['delivery-timeout'], 120)),
+  biDashboard: Math.max(0, Math.floor(num(o['bi-dashboard'], 0))),
 };
 if (!Number.isFinite(opts.deliveryBurst) || !Number.isFinite(opts.deliveryTimeout)) throw new Error('--delivery-burst and --delivery-timeout take numbers');
 if (opts.as !== 'manager' && opts.as !== 'admin') throw new Error('--as takes manager or admin');
@@ -480,6 +485,8 @@ try {
       `spread over ${opts.tenants} tenants: ${spread.rps} req/s vs ${single.rps} single → ${results.scale.ratio}; RSS ${spread.rssMb} MB${opts.repeat > 1 ? `; runs ${runs.single.map((x) => x.rps).join('/')} single vs ${runs.spread.map((x) => x.rps).join('/')} spread` : ''}`,
     );
   }
+
+  if (opts.biDashboard > 0) results.biDashboard = await biDashboard(kernel, opts.biDashboard, log);
 
   if (opts.deliveryBurst > 0) {
     // the burst's creates and events are removed afterwards, like every write run's
