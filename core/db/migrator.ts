@@ -3,6 +3,7 @@
 // migrator that drops other tenants' tables). Additive changes are applied in
 // one transaction, all or nothing; anything that could lose data is refused.
 import { DatabaseSchema } from '@mikro-orm/postgresql';
+import { PgliteDriver } from '@mikro-orm/pglite';
 import type { Orm } from './databases.ts';
 import { VERSION_TABLE, versionTableSql, type ModuleVersion } from './schema-versions.ts';
 
@@ -156,6 +157,21 @@ export async function pendingStatements(orm: Orm, schema: string): Promise<strin
   return splitStatements(await orm.schema.getUpdateSchemaSQL({ schema, wrap: false, fromSchema: await introspect(orm, schema) }));
 }
 
+/** Whether `schema` holds no table of ours yet (a new tenant): its tables are known without reading the catalog. */
+async function isEmpty(run: Run, schema: string): Promise<boolean> {
+  const rows = (await run(
+    `select 1 from pg_class c join pg_namespace n on n.oid = c.relnamespace
+    where n.nspname = ? and c.relkind in ('r', 'p') and c.relname <> ? limit 1`,
+    [schema, VERSION_TABLE],
+  )) as unknown[];
+  return rows.length === 0;
+}
+
+/** Every table, index and key of the loaded entities in a new `schema`: what a new tenant holds, known without a diff. */
+async function createStatements(orm: Orm, schema: string): Promise<string[]> {
+  return splitStatements(await orm.schema.getCreateSchemaSQL({ schema, wrap: false })).filter((st) => !/^create schema /i.test(st));
+}
+
 export async function migrateSchema(orm: Orm, schema: string, versions: ModuleVersion[]): Promise<{ applied: number }> {
   const em = orm.em.fork();
   const locked = <T>(fn: (run: Run) => Promise<T>) =>
@@ -167,10 +183,31 @@ export async function migrateSchema(orm: Orm, schema: string, versions: ModuleVe
       return fn(run);
     });
   // Under the lock: concurrent "create schema if not exists" calls collide in PostgreSQL's catalog.
-  await locked(async (run) => {
+  const fresh = await locked(async (run) => {
     await run(`create schema if not exists "${schema}"`);
     for (const s of versionTableSql(schema)) await run(s);
+    return isEmpty(run, schema);
   });
+  if (fresh) {
+    const applied = await locked(async (run) => {
+      // another process may have created them meanwhile: then the diff below finds nothing to do
+      if (!(await isEmpty(run, schema))) return null;
+      const statements = await createStatements(orm, schema);
+      // PostgreSQL: one script, one round trip (a query without parameters may hold several statements);
+      // PGlite's driver prepares every query, so there one statement at a time
+      const batches = orm.em.getDriver() instanceof PgliteDriver ? statements : [statements.join(';\n')];
+      for (const batch of batches) {
+        try {
+          await run(batch);
+        } catch (err) {
+          throw new MigrationFailedError(schema, batches.length > 1 ? batch : '(the script creating a new schema)', (err as Error).message, err);
+        }
+      }
+      await recordVersions(run, schema, versions);
+      return statements.length;
+    });
+    if (applied !== null) return { applied };
+  }
   // The diff reads the catalog on its own connection, so it runs outside the transaction.
   const statements = await pendingStatements(orm, schema);
   const conn = em.getConnection();
@@ -198,13 +235,17 @@ export async function migrateSchema(orm: Orm, schema: string, versions: ModuleVe
         throw new MigrationFailedError(schema, s, (err as Error).message, err);
       }
     }
-    for (const v of versions) {
-      await run(
-        `insert into "${schema}"."${VERSION_TABLE}" (module, version, digest) values (?, ?, ?)
-        on conflict (module) do update set version = excluded.version, digest = excluded.digest, applied_at = now()`,
-        [v.module, v.version, v.digest],
-      );
-    }
+    await recordVersions(run, schema, versions);
     return { applied: statements.length };
   });
+}
+
+async function recordVersions(run: Run, schema: string, versions: ModuleVersion[]): Promise<void> {
+  for (const v of versions) {
+    await run(
+      `insert into "${schema}"."${VERSION_TABLE}" (module, version, digest) values (?, ?, ?)
+      on conflict (module) do update set version = excluded.version, digest = excluded.digest, applied_at = now()`,
+      [v.module, v.version, v.digest],
+    );
+  }
 }
