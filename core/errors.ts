@@ -33,6 +33,8 @@ export const ERRORS = {
   INTERNAL: [500, 'Internal server error', 'An unexpected error occurred; quote the requestId when reporting it'],
   SERVICE_UNAVAILABLE: [503, 'Service unavailable', '%s'],
   DATABASE_UNAVAILABLE: [503, 'Database unavailable', '%s'],
+  // its schema could not be brought to the loaded modules (GET /api/platform/tenants shows why)
+  TENANT_MIGRATION_FAILED: [503, 'Tenant unavailable: its migration failed', '%s'],
 } as const;
 
 export type ErrorCode = keyof typeof ERRORS;
@@ -53,5 +55,12 @@ export function httpError(code: ErrorCode, detail?: string, extra?: { errors?: F
   if (extra?.headers) err.headers = extra.headers;
   return err;
 }
+
+/** A request for a tenant whose schema could not be migrated (registry.ts: migrationError). */
+export const migrationFailed = (tenantId: string) =>
+  httpError(
+    'TENANT_MIGRATION_FAILED',
+    `tenant ${tenantId} is unavailable: its schema could not be migrated to the loaded modules; a platform operator sees why and retries (POST /api/platform/tenants/${tenantId}/migrate)`,
+  );
 
 export const titleOf = (code: ErrorCode) => ERRORS[code][1];

@@ -17,7 +17,12 @@ const kernel = await openKernel(config);
 const app = await buildApp(kernel);
 const log = app.log;
 
-const { migrated } = await migrateOutdatedTenants(kernel, (done, total, t, applied) => log.info({ tenant: t.id, applied }, `migrated tenant ${done}/${total}`));
+// a tenant whose schema cannot take the change is marked (503 TENANT_MIGRATION_FAILED) and the rest are served
+const { migrated } = await migrateOutdatedTenants(
+  kernel,
+  (done, total, t, applied) => log.info({ tenant: t.id, applied }, `migrated tenant ${done}/${total}`),
+  ({ tenant, error }) => log.error({ tenant: tenant.id, code: error.code, statements: error.statements }, `tenant ${tenant.id} could not be migrated and is unavailable until it is: ${error.message}`),
+);
 if (config.platformAdmin && !(await kernel.tenants.find(PLATFORM_TENANT))) {
   await provisionTenant(kernel, { id: PLATFORM_TENANT, name: 'Platform operators', company: { code: 'PLATFORM', name: 'Platform' }, admin: { ...config.platformAdmin, name: 'Platform Operator' } });
   log.info({ email: config.platformAdmin.email }, 'platform operator created');

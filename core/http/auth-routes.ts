@@ -10,9 +10,9 @@ import { tenantOfRefreshToken, type Claims, type TokenService } from '../auth/to
 import { endSession, endUserSessions } from '../auth/sessions.ts';
 import { ADMIN_ROLE } from '../access/role-directory.ts';
 import type { AbilityFactory } from '../access/abilities.ts';
-import { httpError } from '../errors.ts';
+import { httpError, migrationFailed } from '../errors.ts';
 import { success } from './headers.ts';
-import { TENANT_ID_PATTERN } from '../tenancy/registry.ts';
+import { PLATFORM_TENANT, TENANT_ID_PATTERN } from '../tenancy/registry.ts';
 
 const TokenPair = Type.Object(
   {
@@ -80,7 +80,7 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
   app.post(
     '/api/auth/login',
     {
-      config: { access: { auth: 'public' }, rateLimit: loginLimit, problems: ['INVALID_CREDENTIALS', 'TENANT_UNAVAILABLE', 'DATABASE_UNAVAILABLE'] },
+      config: { access: { auth: 'public' }, rateLimit: loginLimit, problems: ['INVALID_CREDENTIALS', 'TENANT_UNAVAILABLE', 'TENANT_MIGRATION_FAILED', 'DATABASE_UNAVAILABLE'] },
       schema: {
         operationId: 'authLogin',
         tags,
@@ -107,6 +107,7 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
       }
       await kernel.loginThrottle.succeeded(tenantId, account, request.ip);
       if (tenant.status !== 'active') throw httpError('TENANT_UNAVAILABLE', `tenant ${tenant.id} is ${tenant.status}`);
+      if (tenant.migrationError && tenant.id !== PLATFORM_TENANT) throw migrationFailed(tenant.id);
       const claims = await identity.claimsFor(em, tenant.id, user);
       const refresh = tokens.newRefreshToken(tenant.id);
       // the session begins when the login did: a revocation of the user while its
@@ -119,7 +120,7 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
   app.post(
     '/api/auth/refresh',
     {
-      config: { access: { auth: 'public' }, problems: ['UNAUTHENTICATED', 'TOKEN_REUSED', 'TENANT_UNAVAILABLE', 'DATABASE_UNAVAILABLE'] },
+      config: { access: { auth: 'public' }, problems: ['UNAUTHENTICATED', 'TOKEN_REUSED', 'TENANT_UNAVAILABLE', 'TENANT_MIGRATION_FAILED', 'DATABASE_UNAVAILABLE'] },
       schema: {
         operationId: 'authRefresh',
         tags,
@@ -140,6 +141,7 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
       if (!stored) throw httpError('UNAUTHENTICATED', 'unknown refresh token');
       // only a real token learns that its tenant is suspended
       if (tenant.status !== 'active') throw httpError('TENANT_UNAVAILABLE', `tenant ${tenant.id} is ${tenant.status}`);
+      if (tenant.migrationError && tenant.id !== PLATFORM_TENANT) throw migrationFailed(tenant.id);
       const reused = async () => {
         await endSession(kernel, em, tenant.id, stored.family);
         return httpError('TOKEN_REUSED');

@@ -7,6 +7,7 @@ import type { Kernel } from '../kernel.ts';
 import { isTimeZone, provisionTenant, type ProvisionInput } from '../tenancy/provision.ts';
 import { TENANT_ID_PATTERN, PLATFORM_TENANT, type Tenant } from '../tenancy/registry.ts';
 import { httpError } from '../errors.ts';
+import { migrateTenant, migrationErrorOf } from '../tenancy/migrate-tenants.ts';
 import { success } from './headers.ts';
 
 const TenantSchema = Type.Object(
@@ -18,6 +19,21 @@ const TenantSchema = Type.Object(
     status: Type.Unsafe<string>({ type: 'string', enum: ['active', 'suspended'] }),
     defaultLanguage: Type.String(),
     timeZone: Type.String({ description: "IANA time zone of the tenant's scheduled work" }),
+    migrationError: Type.Union(
+      [
+        Type.Object(
+          {
+            code: Type.String({ description: 'DESTRUCTIVE_MIGRATION (the change would lose data) or MIGRATION_FAILED (its data does not allow it)' }),
+            message: Type.String(),
+            statements: Type.Array(Type.String(), { description: 'the statements refused, or the one that failed' }),
+            at: Type.String({ format: 'date-time' }),
+          },
+          { additionalProperties: false },
+        ),
+        Type.Null(),
+      ],
+      { description: 'why its schema could not be migrated to the loaded modules (it answers 503 TENANT_MIGRATION_FAILED until a migration succeeds); null when it is current' },
+    ),
     createdAt: Type.String({ format: 'date-time' }),
   },
   { $id: 'PlatformTenant', additionalProperties: false },
@@ -61,6 +77,7 @@ const present = (t: Tenant) => ({
   status: t.status,
   defaultLanguage: t.defaultLanguage,
   timeZone: t.timeZone,
+  migrationError: t.migrationError ?? null,
   createdAt: t.createdAt,
 });
 
@@ -174,4 +191,33 @@ export function registerPlatformRoutes(app: FastifyInstance, kernel: Kernel): vo
       },
     );
   }
+
+  app.post(
+    '/api/platform/tenants/:id/migrate',
+    {
+      config: { access, problems: ['NOT_FOUND', 'CONFLICT'] },
+      schema: {
+        operationId: 'platformMigrateTenant',
+        tags,
+        summary: "Migrate a tenant's schema to the loaded modules now (after its migration failed and its data or the modules were fixed)",
+        description: 'On success the migration error is cleared and the tenant answers again; when it fails again, 409 says why and the tenant keeps the new reason.',
+        security: [{ bearerAuth: [] }],
+        params: IdParams,
+        response: { 200: success(Type.Ref('PlatformTenant'), 'The tenant, current') },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      const t = await kernel.tenants.find(id);
+      if (!t) throw httpError('NOT_FOUND', 'no such tenant');
+      try {
+        await migrateTenant(kernel, t);
+      } catch (err) {
+        const failure = migrationErrorOf(err);
+        if (failure) throw httpError('CONFLICT', failure.message);
+        throw err;
+      }
+      return present((await kernel.tenants.find(id))!);
+    },
+  );
 }

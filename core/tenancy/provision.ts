@@ -35,7 +35,7 @@ type Row = Record<string, any>;
 /** What provisioning needs of the kernel. */
 export interface ProvisionDeps extends MigrateDeps {
   dbs: Pick<Databases, 'get' | 'orms'>;
-  tenants: Pick<TenantRegistry, 'setDigest' | 'outdated' | 'insert'>;
+  tenants: Pick<TenantRegistry, 'setDigest' | 'outdated' | 'insert' | 'setMigrationError'>;
   config: Pick<Config, 'defaultLanguage'>;
   model(name: string): EntityModel;
 }

@@ -16,7 +16,17 @@ export interface Tenant {
   /** IANA time zone of the tenant's scheduled work (cron jobs) */
   timeZone: string;
   schemaDigest: string | null;
+  /** why the last migration of its schema failed (it answers 503 TENANT_MIGRATION_FAILED until one succeeds); null when none did */
+  migrationError: MigrationError | null;
   createdAt: Date;
+}
+
+export interface MigrationError {
+  code: string;
+  message: string;
+  /** the statements refused, or the one that failed */
+  statements: string[];
+  at: string;
 }
 
 /** The schema holding the registry; another name lets several installations share one database. */
@@ -35,10 +45,11 @@ const registryDdl = (schema: string) => [
     created_at timestamptz not null default now(),
     updated_at timestamptz not null default now())`,
   `alter table "${schema}".tenants add column if not exists time_zone text not null default 'UTC'`,
+  `alter table "${schema}".tenants add column if not exists migration_error jsonb`,
 ];
 
 const COLUMNS = `id, name, connection_key as "connectionKey", schema_name as "schema", status,
-  default_language as "defaultLanguage", time_zone as "timeZone", schema_digest as "schemaDigest", created_at as "createdAt"`;
+  default_language as "defaultLanguage", time_zone as "timeZone", schema_digest as "schemaDigest", migration_error as "migrationError", created_at as "createdAt"`;
 
 export const schemaFor = (tenantId: string) => `tenant_${tenantId.replace(/-/g, '_')}`;
 export const isTenantId = (id: string) => TENANT_ID.test(id);
@@ -107,17 +118,34 @@ export class TenantRegistry {
     return { tenant: (await this.find(t.id))!, created: rows.length > 0 };
   }
 
+  /** The schema holds `digest`'s tables: recorded, and any earlier migration failure cleared. */
   async setDigest(id: string, digest: string): Promise<void> {
-    await this.#conn().execute(`update ${this.#table} set schema_digest = ?, updated_at = now() where id = ?`, [digest, id]);
+    const rows = (await this.#conn().execute(
+      `update ${this.#table} set schema_digest = ?, migration_error = null, updated_at = now() where id = ? returning (select migration_error is not null from ${this.#table} where id = ?) as "hadError"`,
+      [digest, id, id],
+    )) as { hadError: boolean }[];
     const t = this.#cache.get(id);
-    if (t) t.schemaDigest = digest;
+    if (t) Object.assign(t, { schemaDigest: digest, migrationError: null });
+    if (rows[0]?.hadError) await this.#announce(id);
+  }
+
+  /** The tenant's schema could not be migrated: every process refuses its requests until a migration succeeds. */
+  async setMigrationError(id: string, error: MigrationError): Promise<void> {
+    await this.#conn().execute(`update ${this.#table} set migration_error = ?::jsonb, updated_at = now() where id = ?`, [JSON.stringify(error), id]);
+    const t = this.#cache.get(id);
+    if (t) t.migrationError = error;
+    await this.#announce(id);
+  }
+
+  async #announce(id: string): Promise<void> {
+    await this.#conn().execute('select pg_notify(?, ?)', [this.channel, id]);
   }
 
   async setStatus(id: string, status: Tenant['status']): Promise<void> {
     await this.#conn().execute(`update ${this.#table} set status = ?, updated_at = now() where id = ?`, [status, id]);
     const t = this.#cache.get(id);
     if (t) t.status = status;
-    await this.#conn().execute('select pg_notify(?, ?)', [this.channel, id]);
+    await this.#announce(id);
   }
 
   /** The registry table, schema-qualified (the job runner reads time zones from it). */

@@ -10,6 +10,8 @@ import { DestructiveChangeError, MigrationFailedError, pendingStatements, requir
 import { VERSION_TABLE } from '../../core/db/schema-versions.ts';
 import type { Tenant } from '../../core/tenancy/registry.ts';
 import { entityOf, kernelKit, randomId, type Json, type KernelKit } from '../fixtures/kernels.ts';
+import { buildApp } from '../../core/app.ts';
+import { PASSWORD } from '../helper.ts';
 
 type Rows = Record<string, any>[];
 const q = (kernel: Kernel, sql: string, params: unknown[] = []) => kernel.dbs.main.em.getConnection().execute(sql, params) as Promise<Rows>;
@@ -72,7 +74,7 @@ t.test('an additive change is applied to an existing tenant and recorded', async
     t.not(k.digest, before, 'the loaded modules have a new digest');
     const progress: [number, number, string, number][] = [];
     const result = await migrateOutdatedTenants(k, (done, total, ten, applied) => progress.push([done, total, ten.id, applied]));
-    t.same(result, { migrated: 1 });
+    t.same(result, { migrated: 1, failed: [] });
     t.equal(progress.length, 1);
     t.same(progress[0].slice(0, 3), [1, 1, tenant.id]);
     t.ok(progress[0][3] >= 2, 'statements were applied');
@@ -92,7 +94,7 @@ t.test('an additive change is applied to an existing tenant and recorded', async
     t.same(await pendingStatements(k.dbs.main, tenant.schema), [], 'the schema matches the modules');
 
     await addProduct(k, tenant, companyId, 'NEW-1', { ean: '4006381333931' });
-    t.same(await migrateOutdatedTenants(k), { migrated: 0 }, 'a second run finds nothing to do');
+    t.same(await migrateOutdatedTenants(k), { migrated: 0, failed: [] }, 'a second run finds nothing to do');
   });
 });
 
@@ -105,7 +107,7 @@ t.test('a start with unchanged manifests migrates nothing', async (t) => {
   await withKernel(kit, async (k) => {
     t.same(await k.tenants.outdated(k.digest), []);
     const progress: string[] = [];
-    t.same(await migrateOutdatedTenants(k, (_d, _t, ten) => progress.push(ten.id)), { migrated: 0 });
+    t.same(await migrateOutdatedTenants(k, (_d, _t, ten) => progress.push(ten.id)), { migrated: 0, failed: [] });
     t.same(progress, []);
     t.same(await snapshot(k, tenant.schema), first, 'versions keep their applied_at: nothing ran');
   });
@@ -113,7 +115,7 @@ t.test('a start with unchanged manifests migrates nothing', async (t) => {
     product(m).sku.label = 'Article number';
   });
   await withKernel(kit, async (k) => {
-    t.same(await migrateOutdatedTenants(k, (_d, _t, _ten, applied) => t.equal(applied, 0, 'a label changes no table')), { migrated: 1 });
+    t.same(await migrateOutdatedTenants(k, (_d, _t, _ten, applied) => t.equal(applied, 0, 'a label changes no table')), { migrated: 1, failed: [] });
     const after = await snapshot(k, tenant.schema);
     t.same({ ...after, versions: [] }, { ...first, versions: [] });
     t.equal(await recordedDigest(k, tenant.id), k.digest);
@@ -179,14 +181,14 @@ t.test('a destructive change is refused and leaves the schema untouched', async 
       kit.edit('catalog.json', mutate);
       t.teardown(() => kit.reset('catalog.json'));
       await withKernel(kit, async (k) => {
-        const err = await migrateOutdatedTenants(k).then(
-          () => undefined,
-          (e: unknown) => e,
-        );
-        t.ok(err instanceof DestructiveChangeError, String(err));
-        const e = err as DestructiveChangeError;
+        const { migrated, failed } = await migrateOutdatedTenants(k);
+        t.same([migrated, failed.map((f) => f.tenant.id)], [0, [tenant.id]], 'the tenant failed alone');
+        const e = failed[0].error;
         t.equal(e.code, 'DESTRUCTIVE_MIGRATION');
-        t.equal(e.schema, tenant.schema);
+        t.match(e.message, tenant.schema);
+        await k.tenants.reload();
+        t.same(k.tenants.cached(tenant.id)!.migrationError, e, 'the registry keeps why');
+        await t.rejects(migrateTenant(k, tenant), DestructiveChangeError, 'one tenant alone throws');
         t.ok(
           e.statements.some((s) => statement.test(s)),
           `names the statement: ${e.statements.join(' | ')}`,
@@ -205,7 +207,7 @@ t.test('a destructive change is refused and leaves the schema untouched', async 
     });
     t.teardown(() => kit.reset('catalog.json'));
     await withKernel(kit, async (k) => {
-      t.same(await migrateOutdatedTenants(k), { migrated: 1 });
+      t.same(await migrateOutdatedTenants(k), { migrated: 1, failed: [] });
       const [sku] = await q(k, `select character_maximum_length as n from information_schema.columns where table_schema = ? and table_name = 'catalog_products' and column_name = 'sku'`, [
         tenant.schema,
       ]);
@@ -249,7 +251,7 @@ t.test('migrating one tenant never touches another', async (t) => {
 
     // B, two changes behind, migrates on its own from where it is
     const progress: [string, number][] = [];
-    t.same(await migrateOutdatedTenants(k, (_d, _t, ten, n) => progress.push([ten.id, n])), { migrated: 1 });
+    t.same(await migrateOutdatedTenants(k, (_d, _t, ten, n) => progress.push([ten.id, n])), { migrated: 1, failed: [] });
     t.same(
       progress.map(([id]) => id),
       [b.tenant.id],
@@ -282,29 +284,44 @@ t.test('a failed run leaves migrated tenants recorded and resumes on the rest', 
     const before = await snapshot(k, tb.tenant.schema);
     const digestBefore = await recordedDigest(k, tb.tenant.id);
     const done: string[] = [];
-    const err = await migrateOutdatedTenants(k, (_d, _t, ten) => done.push(ten.id)).then(
-      () => undefined,
-      (e: unknown) => e,
+    const reported: string[] = [];
+    const { migrated, failed } = await migrateOutdatedTenants(
+      k,
+      (_d, _t, ten) => done.push(ten.id),
+      (f) => reported.push(f.tenant.id),
     );
-    t.ok(err instanceof MigrationFailedError, String(err));
-    const e = err as MigrationFailedError;
+    t.same([migrated, failed.map((f) => f.tenant.id), reported], [2, [tb.tenant.id], [tb.tenant.id]]);
+    const e = failed[0].error;
     t.equal(e.code, 'MIGRATION_FAILED');
-    t.equal(e.schema, tb.tenant.schema);
-    t.match(e.statement, /add "ean" varchar\(13\) not null/);
+    t.match(e.statements[0], /add "ean" varchar\(13\) not null/);
     t.ok(e.message.includes('"ean"'), 'names the column');
-    t.same(done, [ta.tenant.id], 'A was migrated before B failed');
+    t.same(done, [ta.tenant.id, tc.tenant.id], 'A and C were migrated: B failed alone');
 
-    t.equal(await recordedDigest(k, ta.tenant.id), k.digest, 'A is recorded');
-    t.ok((await columnNames(k, ta.tenant.schema, 'catalog_products')).includes('ean'));
+    for (const r of [ta, tc]) {
+      t.equal(await recordedDigest(k, r.tenant.id), k.digest, `${r.tenant.id} is recorded`);
+      t.ok((await columnNames(k, r.tenant.schema, 'catalog_products')).includes('ean'));
+    }
     t.same(await snapshot(k, tb.tenant.schema), before, 'B: nothing half-applied, not even the optional field');
     t.equal(await recordedDigest(k, tb.tenant.id), digestBefore);
-    t.not(await recordedDigest(k, tc.tenant.id), k.digest, 'C was not reached');
+    await k.tenants.reload();
+    t.match(k.tenants.cached(tb.tenant.id)!.migrationError, { code: 'MIGRATION_FAILED', statements: [/add "ean"/] }, 'B is marked');
+    t.equal(k.tenants.cached(ta.tenant.id)!.migrationError, null);
 
-    // the operator deals with B's rows, then reruns
+    // B answers 503 until it is migrated; A answers
+    const app = await buildApp(k, { logger: false });
+    t.teardown(() => app.close());
+    const login = (tenant: string) => app.inject({ method: 'POST', url: '/api/auth/login', payload: { tenant, email: `admin@${tenant}.test`, password: PASSWORD } });
+    t.equal((await login(ta.tenant.id)).statusCode, 200);
+    const refused = await login(tb.tenant.id);
+    t.same([refused.statusCode, refused.json().code], [503, 'TENANT_MIGRATION_FAILED']);
+    await t.rejects(migrateTenant(k, tb.tenant), MigrationFailedError, 'a retry before the fix fails again');
+    // the operator deals with B's rows, then retries B
     await q(k, `delete from "${tb.tenant.schema}".catalog_products`);
-    const rerun: string[] = [];
-    t.same(await migrateOutdatedTenants(k, (_d, _t, ten) => rerun.push(ten.id)), { migrated: 2 });
-    t.same(rerun, [tb.tenant.id, tc.tenant.id], 'the rerun continues with B and C only');
+    t.ok((await migrateTenant(k, tb.tenant)) > 0);
+    await k.tenants.reload();
+    t.equal(k.tenants.cached(tb.tenant.id)!.migrationError, null, 'a migration that succeeds clears the mark');
+    t.equal((await login(tb.tenant.id)).statusCode, 200, 'B answers again');
+    t.same(await migrateOutdatedTenants(k), { migrated: 0, failed: [] }, 'nothing left');
     for (const r of [ta, tb, tc]) t.equal(await recordedDigest(k, r.tenant.id), k.digest);
   });
 });
@@ -340,13 +357,15 @@ t.test('a change the data does not allow rolls the whole schema back', async (t)
       kit.edit('catalog.json', mutate);
       t.teardown(() => kit.reset('catalog.json'));
       await withKernel(kit, async (k) => {
-        const err = await migrateOutdatedTenants(k).then(
+        const { failed } = await migrateOutdatedTenants(k);
+        t.equal(failed.length, 1);
+        t.equal(failed[0].error.code, 'MIGRATION_FAILED');
+        t.match(failed[0].error.statements[0], statement);
+        const err = await migrateTenant(k, tenant).then(
           () => undefined,
           (e: unknown) => e,
         );
         t.ok(err instanceof MigrationFailedError, String(err));
-        t.equal((err as MigrationFailedError).code, 'MIGRATION_FAILED');
-        t.match((err as MigrationFailedError).statement, statement);
         t.same(await snapshot(k, tenant.schema), before, 'nothing half-applied');
       });
     });

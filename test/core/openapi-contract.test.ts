@@ -98,7 +98,18 @@ t.test('each operation lists only the problem codes it can answer', async (t) =>
   const login = api.ops.find((o) => o.id === 'authLogin')!;
   t.same(
     codesOf(login).sort(),
-    ['DATABASE_UNAVAILABLE', 'INTERNAL', 'INVALID_CREDENTIALS', 'PAYLOAD_TOO_LARGE', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE', 'TENANT_UNAVAILABLE', 'UNSUPPORTED_MEDIA_TYPE', 'VALIDATION_FAILED'],
+    [
+      'DATABASE_UNAVAILABLE',
+      'INTERNAL',
+      'INVALID_CREDENTIALS',
+      'PAYLOAD_TOO_LARGE',
+      'RATE_LIMITED',
+      'SERVICE_UNAVAILABLE',
+      'TENANT_MIGRATION_FAILED',
+      'TENANT_UNAVAILABLE',
+      'UNSUPPORTED_MEDIA_TYPE',
+      'VALIDATION_FAILED',
+    ],
     'login: what the handler and the body parser answer, no guard',
   );
 });
@@ -183,6 +194,7 @@ t.test('operationIds: <module><Verb><Noun>, the CRUD noun the entity name', asyn
     'Convert',
     'Suspend',
     'Resume',
+    'Migrate',
     'Archive',
     'Unarchive',
     'Retry',
