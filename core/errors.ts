@@ -56,11 +56,4 @@ export function httpError(code: ErrorCode, detail?: string, extra?: { errors?: F
   return err;
 }
 
-/** A request for a tenant whose schema could not be migrated (registry.ts: migrationError). */
-export const migrationFailed = (tenantId: string) =>
-  httpError(
-    'TENANT_MIGRATION_FAILED',
-    `tenant ${tenantId} is unavailable: its schema could not be migrated to the loaded modules; a platform operator sees why and retries (POST /api/platform/tenants/${tenantId}/migrate)`,
-  );
-
 export const titleOf = (code: ErrorCode) => ERRORS[code][1];

@@ -10,9 +10,9 @@ import { tenantOfRefreshToken, type Claims, type TokenService } from '../auth/to
 import { endSession, endUserSessions } from '../auth/sessions.ts';
 import { ADMIN_ROLE } from '../access/role-directory.ts';
 import type { AbilityFactory } from '../access/abilities.ts';
-import { httpError, migrationFailed } from '../errors.ts';
+import { httpError } from '../errors.ts';
 import { success } from './headers.ts';
-import { PLATFORM_TENANT, TENANT_ID_PATTERN } from '../tenancy/registry.ts';
+import { assertServing, TENANT_ID_PATTERN } from '../tenancy/registry.ts';
 
 const TokenPair = Type.Object(
   {
@@ -106,8 +106,7 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
         throw httpError('INVALID_CREDENTIALS');
       }
       await kernel.loginThrottle.succeeded(tenantId, account, request.ip);
-      if (tenant.status !== 'active') throw httpError('TENANT_UNAVAILABLE', `tenant ${tenant.id} is ${tenant.status}`);
-      if (tenant.migrationError && tenant.id !== PLATFORM_TENANT) throw migrationFailed(tenant.id);
+      assertServing(tenant);
       const claims = await identity.claimsFor(em, tenant.id, user);
       const refresh = tokens.newRefreshToken(tenant.id);
       // the session begins when the login did: a revocation of the user while its
@@ -140,8 +139,7 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
       const stored = await identity.findRefreshToken(em, refreshToken);
       if (!stored) throw httpError('UNAUTHENTICATED', 'unknown refresh token');
       // only a real token learns that its tenant is suspended
-      if (tenant.status !== 'active') throw httpError('TENANT_UNAVAILABLE', `tenant ${tenant.id} is ${tenant.status}`);
-      if (tenant.migrationError && tenant.id !== PLATFORM_TENANT) throw migrationFailed(tenant.id);
+      assertServing(tenant);
       const reused = async () => {
         await endSession(kernel, em, tenant.id, stored.family);
         return httpError('TOKEN_REUSED');

@@ -11,8 +11,8 @@ import type { Claims, TokenService } from '../auth/tokens.ts';
 import { authenticate, requireAdmin, requireRole } from '../auth/guards.ts';
 import { Identity } from '../auth/identity.ts';
 import type { AbilityFactory, Ability } from '../access/abilities.ts';
-import { PLATFORM_TENANT, type Tenant } from '../tenancy/registry.ts';
-import { httpError, migrationFailed } from '../errors.ts';
+import { assertServing, PLATFORM_TENANT, type Tenant } from '../tenancy/registry.ts';
+import { httpError } from '../errors.ts';
 import { SYSTEM, type Principal } from '../access/principal.ts';
 import type { Authentication } from '../context/authenticators.ts';
 import { UUID } from '../ids.ts';
@@ -114,8 +114,7 @@ export function installRequestContext(app: FastifyInstance, kernel: Kernel, toke
     // 2. which tenant: from the credentials, via the cached registry
     const tenant = await kernel.tenants.find(tenantId);
     if (!tenant) throw httpError('UNAUTHENTICATED', 'the credentials name an unknown tenant');
-    if (tenant.status !== 'active') throw httpError('TENANT_UNAVAILABLE', `tenant ${tenant.id} is ${tenant.status}`);
-    if (tenant.migrationError && tenant.id !== PLATFORM_TENANT) throw migrationFailed(tenant.id);
+    assertServing(tenant);
     if (access.auth === 'platform' && tenant.id !== PLATFORM_TENANT) throw httpError('PLATFORM_ONLY');
     request.tenant = tenant;
     if (access.admin) {

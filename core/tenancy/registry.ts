@@ -1,6 +1,7 @@
 // The tenant registry (schema "platform" unless configured): tenant → connection key + schema.
 // Cached in memory: the hot path resolves a tenant without a query.
 import type { Databases } from '../db/databases.ts';
+import { httpError } from '../errors.ts';
 
 export const PLATFORM_TENANT = 'platform';
 export const TENANT_ID_PATTERN = '^[a-z][a-z0-9-]{1,39}$';
@@ -50,6 +51,21 @@ const registryDdl = (schema: string) => [
 
 const COLUMNS = `id, name, connection_key as "connectionKey", schema_name as "schema", status,
   default_language as "defaultLanguage", time_zone as "timeZone", schema_digest as "schemaDigest", migration_error as "migrationError", created_at as "createdAt"`;
+
+/**
+ * Refuses what a tenant cannot serve now, for every way in (requests, logins, refreshes):
+ * suspended (403), or its schema could not be migrated (503; not the platform tenant,
+ * whose operators must get in to retry).
+ */
+export function assertServing(tenant: Tenant): void {
+  if (tenant.status !== 'active') throw httpError('TENANT_UNAVAILABLE', `tenant ${tenant.id} is ${tenant.status}`);
+  if (tenant.migrationError && tenant.id !== PLATFORM_TENANT) {
+    throw httpError(
+      'TENANT_MIGRATION_FAILED',
+      `tenant ${tenant.id} is unavailable: its schema could not be migrated to the loaded modules; a platform operator sees why and retries (POST /api/platform/tenants/${tenant.id}/migrate)`,
+    );
+  }
+}
 
 export const schemaFor = (tenantId: string) => `tenant_${tenantId.replace(/-/g, '_')}`;
 export const isTenantId = (id: string) => TENANT_ID.test(id);
