@@ -183,31 +183,26 @@ export async function migrateSchema(orm: Orm, schema: string, versions: ModuleVe
       return fn(run);
     });
   // Under the lock: concurrent "create schema if not exists" calls collide in PostgreSQL's catalog.
-  const fresh = await locked(async (run) => {
+  // A new schema gets its tables in the same transaction, straight from the create script.
+  const created = await locked(async (run) => {
     await run(`create schema if not exists "${schema}"`);
     for (const s of versionTableSql(schema)) await run(s);
-    return isEmpty(run, schema);
-  });
-  if (fresh) {
-    const applied = await locked(async (run) => {
-      // another process may have created them meanwhile: then the diff below finds nothing to do
-      if (!(await isEmpty(run, schema))) return null;
-      const statements = await createStatements(orm, schema);
-      // PostgreSQL: one script, one round trip (a query without parameters may hold several statements);
-      // PGlite's driver prepares every query, so there one statement at a time
-      const batches = orm.em.getDriver() instanceof PgliteDriver ? statements : [statements.join(';\n')];
-      for (const batch of batches) {
-        try {
-          await run(batch);
-        } catch (err) {
-          throw new MigrationFailedError(schema, batches.length > 1 ? batch : '(the script creating a new schema)', (err as Error).message, err);
-        }
+    if (!(await isEmpty(run, schema))) return null;
+    const statements = await createStatements(orm, schema);
+    // PostgreSQL: one script, one round trip (a query without parameters may hold several statements);
+    // PGlite's driver prepares every query, so there one statement at a time
+    const batches = orm.em.getDriver() instanceof PgliteDriver ? statements : [statements.join(';\n')];
+    for (const batch of batches) {
+      try {
+        await run(batch);
+      } catch (err) {
+        throw new MigrationFailedError(schema, batches.length > 1 ? batch : '(the script creating a new schema)', (err as Error).message, err);
       }
-      await recordVersions(run, schema, versions);
-      return statements.length;
-    });
-    if (applied !== null) return { applied };
-  }
+    }
+    await recordVersions(run, schema, versions);
+    return statements.length;
+  });
+  if (created !== null) return { applied: created };
   // The diff reads the catalog on its own connection, so it runs outside the transaction.
   const statements = await pendingStatements(orm, schema);
   const conn = em.getConnection();
