@@ -1,6 +1,6 @@
-// Which entities of a tenant changed since a result was read from them, for
+// Which tables of a tenant changed since a result was read from them, for
 // caches of derived results (analytics). Every committed write bumps its
-// entity's generation in this process at once and, batched a few milliseconds
+// table's generation in this process at once and, batched a few milliseconds
 // later, in every other process through NOTIFY. A cached result is stored
 // under the generations read before its query ran, so a write committed while
 // it ran makes it unreachable. Notifications lost while the LISTEN connection
@@ -31,8 +31,8 @@ export class DataChanges {
 
   listenOn(listener: PgListener): void {
     listener.on(this.#channel, (payload) => {
-      const [origin, tenantId, entities] = payload.split('\n');
-      if (origin !== this.#origin && entities) this.#bump(tenantId, entities.split(','));
+      const [origin, tenantId, tables] = payload.split('\n');
+      if (origin !== this.#origin && tables) this.#bump(tenantId, tables.split(','));
     });
     // notifications sent while the connection was down are lost: forget every stamp
     let connects = 1;
@@ -42,15 +42,15 @@ export class DataChanges {
     });
   }
 
-  /** The state of `entities` of a tenant, as a string that differs once any of them changed. */
-  stamp(tenantId: string, entities: Iterable<string>): string {
-    const parts = [...new Set(entities)].sort().map((e) => `${e}:${this.#generations.get(keyOf(tenantId, e)) ?? 0}`);
+  /** The state of `tables` of a tenant, as a string that differs once any of them changed. */
+  stamp(tenantId: string, tables: Iterable<string>): string {
+    const parts = [...new Set(tables)].sort().map((e) => `${e}:${this.#generations.get(keyOf(tenantId, e)) ?? 0}`);
     return `${this.#epoch}|${parts.join(',')}`;
   }
 
-  /** A transaction that wrote `entities` committed. */
-  changed(tenantId: string, entities: Iterable<string>): void {
-    const list = [...entities];
+  /** A transaction that wrote `tables` committed. */
+  changed(tenantId: string, tables: Iterable<string>): void {
+    const list = [...tables];
     this.#bump(tenantId, list);
     if (this.#dbs.embedded) return;
     let set = this.#pending.get(tenantId);
@@ -59,9 +59,9 @@ export class DataChanges {
     if (!this.#timer) this.#timer = setTimeout(() => void this.#broadcast(), BROADCAST_DELAY_MS).unref();
   }
 
-  #bump(tenantId: string, entities: string[]): void {
-    if (this.#generations.size + entities.length > MAX_TRACKED) this.#reset();
-    for (const e of entities) {
+  #bump(tenantId: string, tables: string[]): void {
+    if (this.#generations.size + tables.length > MAX_TRACKED) this.#reset();
+    for (const e of tables) {
       const key = keyOf(tenantId, e);
       this.#generations.set(key, (this.#generations.get(key) ?? 0) + 1);
     }
@@ -91,5 +91,5 @@ export class DataChanges {
   }
 }
 
-// an entity name and a tenant id hold no newline or comma
-const keyOf = (tenantId: string, entity: string) => `${tenantId}\n${entity}`;
+// a table name and a tenant id hold no newline or comma
+const keyOf = (tenantId: string, table: string) => `${tenantId}\n${table}`;
