@@ -214,14 +214,20 @@ t.test('platform tenant administration', async (t) => {
   });
 });
 
-t.test('suspend and resume a tenant', async (t) => {
+/** An operator's new tenant (gone at teardown) and its admin ("boss") logged in. */
+async function tenantWithBoss(t: Test, prefix: string) {
   const { ctx, operatorToken, cleanup } = await setup(t);
-  const id = uniqueId('p');
+  const id = uniqueId(prefix);
   cleanup(id);
   const op = (method: 'GET' | 'POST', url: string, token = operatorToken) => ctx.as(token, { method, url });
   t.equal((await ctx.as(operatorToken, { method: 'POST', url: '/api/platform/tenants', payload: newTenant(id) })).statusCode, 201);
   const login = (await ctx.login(id, `boss@${id}.test`, PASSWORD)).json();
   const asBoss = () => ctx.as(login.accessToken, { method: 'GET', url: '/api/auth/me' });
+  return { ctx, id, op, login, asBoss };
+}
+
+t.test('suspend and resume a tenant', async (t) => {
+  const { ctx, id, op, login, asBoss } = await tenantWithBoss(t, 'p');
   t.equal((await asBoss()).statusCode, 200);
 
   const suspended = await op('POST', `/api/platform/tenants/${id}/suspend`);
@@ -257,13 +263,7 @@ t.test('suspend and resume a tenant', async (t) => {
 });
 
 t.test('a tenant whose migration failed answers 503 until an operator migrates it', async (t) => {
-  const { ctx, operatorToken, cleanup } = await setup(t);
-  const id = uniqueId('m');
-  cleanup(id);
-  const op = (method: 'GET' | 'POST', url: string, token = operatorToken) => ctx.as(token, { method, url });
-  t.equal((await ctx.as(operatorToken, { method: 'POST', url: '/api/platform/tenants', payload: newTenant(id) })).statusCode, 201);
-  const login = (await ctx.login(id, `boss@${id}.test`, PASSWORD)).json();
-  const asBoss = () => ctx.as(login.accessToken, { method: 'GET', url: '/api/auth/me' });
+  const { ctx, id, op, login, asBoss } = await tenantWithBoss(t, 'm');
   // as npm run migrate records a schema the change did not fit (test/core/migrations.test.ts makes a real one)
   const error = { code: 'MIGRATION_FAILED', message: 'table "catalog_products" has rows', statements: ['alter table x add "ean" varchar(13) not null'], at: new Date().toISOString() };
   await ctx.kernel.tenants.setMigrationError(id, error);
