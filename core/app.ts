@@ -25,6 +25,7 @@ import { registerHealthRoutes } from './http/health-routes.ts';
 import { registerMetaRoutes } from './http/meta-routes.ts';
 import { entitySchemas, registerModuleRoutes } from './http/module-routes.ts';
 import { httpError } from './errors.ts';
+import { installConsole } from './console/index.ts';
 import { loggerOptions, installRequestLog } from './logging.ts';
 
 export interface AppOptions {
@@ -52,6 +53,7 @@ export async function buildApp(kernel: Kernel, opts: AppOptions = {}): Promise<F
     // refusals before any route, as problem details: see http/framework-errors.ts
     return503OnClosing: false,
     http: { requireHostHeader: false },
+    trustProxy: config.trustProxy,
     clientErrorHandler,
     schemaController: { compilersFactory: { buildSerializer: cachedSerializerFactory as never } },
     // router errors (bad URL encoding, over-long params) as problem details too
@@ -96,6 +98,7 @@ export async function buildApp(kernel: Kernel, opts: AppOptions = {}): Promise<F
   registerPlatformRoutes(app, kernel);
   registerJobRoutes(app, kernel);
   for (const module of kernel.modules) registerModuleRoutes(app, kernel, module);
+  await installConsole(app, kernel);
   // Validators compile when the app is ready; by then every shared schema is added.
   installValidators(app, () => Object.values(app.getSchemas()) as never[]);
   return app;

@@ -32,6 +32,10 @@ export interface Config {
   bulkMaxRows: number;
   /** origins browsers may call the API from (CORS_ORIGINS); empty: no CORS headers at all; ['*']: any origin */
   corsOrigins: string[];
+  /** TRUST_PROXY=true: behind a reverse proxy, X-Forwarded-For/-Proto give the client's address and scheme (rate limits, Secure cookies) */
+  trustProxy: boolean;
+  /** languages the console's switcher offers (CONSOLE_LANGUAGES), for data and, where translated, the interface */
+  consoleLanguages: string[];
   rateLimit: { max: number; windowMs: number };
   /** failed logins: per (tenant, e-mail, address) and per (tenant, e-mail); lockMs is window and lock time */
   loginThrottle: { addressMaxFailures: number; accountMaxFailures: number; lockMs: number };
@@ -149,6 +153,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     files: { dir: resolve(env.FILES_DIR ?? join(dataDir, 'files')), uploadMaxBytes: Math.max(1, int(env.UPLOAD_MAX_BYTES, 25 * 1024 * 1024)) },
     bulkMaxRows: Math.max(1, int(env.BULK_MAX_ROWS, 100)),
     corsOrigins: origins(env.CORS_ORIGINS),
+    trustProxy: env.TRUST_PROXY === 'true',
+    consoleLanguages: (env.CONSOLE_LANGUAGES ?? 'en,de,fr,es')
+      .split(',')
+      .map((l) => l.trim().toLowerCase())
+      .filter((l) => /^[a-z]{2,3}(-[a-z0-9]{2,8})?$/.test(l)),
     rateLimit: { max: int(env.RATE_LIMIT_MAX, 1200), windowMs: int(env.RATE_LIMIT_WINDOW_MS, 60_000) },
     loginThrottle: {
       addressMaxFailures: Math.max(1, int(env.LOGIN_MAX_FAILURES, 5)),

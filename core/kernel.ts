@@ -24,7 +24,7 @@ import { RoleDirectory } from './access/role-directory.ts';
 import type { Principal } from './access/principal.ts';
 import { KernelServices } from './context/services.ts';
 import type { EntityHooks } from './context/hooks.ts';
-import type { ModuleContext } from './context/module-context.ts';
+import type { MenuEntry, ModuleContext } from './context/module-context.ts';
 import { crudContextOf } from './context/context-for.ts';
 import { Identity } from './auth/identity.ts';
 import { UUID } from './ids.ts';
@@ -211,7 +211,7 @@ export async function openKernel(config: Config): Promise<Kernel> {
     clock: kernel.clock,
     signals,
     data: { changes, results: new ResultCache(config.resultCache) },
-    menu: modules.flatMap(({ manifest: m }) => (m.menu ?? []).map((e) => ({ module: m.id, label: e.label, path: e.path, permission: e.permission, icon: e.icon ?? null }))),
+    menu: menuOf(modules.map((m) => m.manifest)),
   });
   kernel.contextFor = async ({ tenant: id, principal, companyId = null, language }) => {
     const tenant = await tenants.find(id);
@@ -264,4 +264,13 @@ function hooksByEntity(modules: LoadedModule[], models: Map<string, EntityModel>
     }
   }
   return out;
+}
+
+/** The menu entries in load order, each with the entity its console pages show: named, or the one routed at /api + its path. */
+function menuOf(manifests: Manifest[]): MenuEntry[] {
+  const routed = new Map<string, string>();
+  for (const m of manifests) for (const r of m.routes ?? []) if ('entity' in r && !routed.has(r.path)) routed.set(r.path, r.entity);
+  return manifests.flatMap((m) =>
+    (m.menu ?? []).map((e) => ({ module: m.id, label: e.label, path: e.path, permission: e.permission, icon: e.icon ?? null, entity: e.entity ?? routed.get(`/api${e.path}`) ?? null })),
+  );
 }

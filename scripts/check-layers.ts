@@ -60,6 +60,8 @@ export const LAYERS: Record<string, number> = {
   // 7 HTTP: routes, serialisation, the Fastify app; demo-data.ts drives the CRUD service like a client does
   'core/http/': 7,
   'core/app.ts': 7,
+  // the web console: a client of the HTTP API (app.inject), wired into the app beside it
+  'core/console/': 7,
   'core/demo-data.ts': 7,
   // 8 modules' plugins; rule (c) narrows what they may import further
   'plugins/': 8,

@@ -73,6 +73,8 @@ export interface MenuEntry {
   path: string;
   permission: string;
   icon: string | null;
+  /** the entity whose generic console pages the entry opens, if any */
+  entity: string | null;
 }
 
 /** One of many jobs of a kind sent at once: its data, and its tries if not the job's declaration. */

@@ -55,7 +55,17 @@ const Meta = Type.Object(
     }),
     entities: Type.Array(MetaEntity, { description: 'entities the caller may read' }),
     menu: Type.Array(
-      Type.Object({ module: Type.String(), label: Type.String(), path: Str('web path'), permission: Type.String(), icon: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: false }),
+      Type.Object(
+        {
+          module: Type.String(),
+          label: Type.String(),
+          path: Str('web path'),
+          permission: Type.String(),
+          icon: Type.Union([Type.String(), Type.Null()]),
+          entity: Type.Union([Type.String(), Type.Null()], { description: 'the entity whose list, detail and form pages the entry opens; null: a page of its own' }),
+        },
+        { additionalProperties: false },
+      ),
       { description: "entries whose permission code the caller holds, in the modules' order" },
     ),
   },

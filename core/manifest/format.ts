@@ -238,6 +238,12 @@ const MenuSchema = Type.Object(
     path: Type.String({ pattern: '^/' }),
     permission: PermissionCode,
     icon: Type.Optional(Type.String()),
+    entity: Type.Optional(
+      Type.String({
+        pattern: '^[A-Z][A-Za-z0-9]{1,40}$',
+        description: "console: the entity whose list, detail and form pages this entry opens; default: the entity whose generated routes' path is /api followed by this path",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -73,7 +73,7 @@ export function entityView(e: EntityPlan): object {
   };
 }
 
-export const menuView = (e: EntityPlan, permission: string) => ({ item: { label: e.menu.label, path: e.menu.path, permission, icon: e.menu.icon } });
+export const menuView = (e: EntityPlan, permission: string) => ({ item: { label: e.menu.label, path: e.menu.path, entity: e.name, permission, icon: e.menu.icon } });
 
 export function manifestView(plan: ModulePlan): object {
   return {

@@ -324,7 +324,7 @@ t.test('--add-entity', async (t) => {
     t.equal(after.entities![2].name, 'Trip');
     t.same(after.entities![2].fields.vehicleId, { type: 'ref', entity: 'Vehicle', label: 'Vehicle', required: true, onDelete: 'restrict', filter: true });
     t.same(after.routes, [...before.routes!, { entity: 'Trip', path: '/api/trips' }]);
-    t.same(after.menu, [...before.menu!, { label: 'Trips', path: '/fleet/trips', permission: 'erp:fleet:view', icon: 'route' }]);
+    t.same(after.menu, [...before.menu!, { label: 'Trips', path: '/fleet/trips', entity: 'Trip', permission: 'erp:fleet:view', icon: 'route' }]);
     t.same(
       after.permissions!.map((p) => p.grants[0].subject),
       [
@@ -360,7 +360,7 @@ t.test('--add-entity', async (t) => {
         ['Create, change and delete products, categories and brands', ['Product', 'Category', 'Brand']],
       ],
     );
-    t.same(after.menu!.at(-1), { label: 'Brands', path: '/catalog/brands', permission: 'erp:catalog:view', icon: 'tag' });
+    t.same(after.menu!.at(-1), { label: 'Brands', path: '/catalog/brands', entity: 'Brand', permission: 'erp:catalog:view', icon: 'tag' });
     t.same(after.routes!.at(-1), { entity: 'Brand', path: '/api/brands' });
   });
 
@@ -394,7 +394,7 @@ t.test('--add-entity', async (t) => {
       "plain grants widen; a conditional one stays the developer's",
     );
     t.match(text, '"routes": [{ "entity": "Tool", "path": "/api/tools" }, { "entity": "Kit", "path": "/api/kits" }]', 'a one-line array stays one line');
-    t.same(m.menu, [{ label: 'Kits', path: '/tools/kits', permission: 'erp:tools:view' }], 'a menu where there was none');
+    t.same(m.menu, [{ label: 'Kits', path: '/tools/kits', entity: 'Kit', permission: 'erp:tools:view' }], 'a menu where there was none');
     t.same(
       m.entities!.map((e) => e.name),
       ['Tool', 'Kit'],

@@ -1,0 +1,290 @@
+// The generic pages of an entity, for every menu entry that names one: a list
+// (columns, sort, filters, search, paging from `total`), a detail page, create
+// and edit forms with a widget per field type, and delete after a confirmation.
+// Nothing here knows an entity: fields, labels and columns come from GET
+// /api/meta, rows from the entity's own API routes.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { bodyOf, display, fieldOfPointer, inputValue, rowLabel, type FieldError, type FormData, type MetaEntity, type MetaField, type Row } from './fields.ts';
+import type { Problem } from './api-client.ts';
+import type { Page } from './shell.ts';
+import { COOKIES } from './session.ts';
+import { referenceLabels, referenceOptions } from './references.ts';
+
+export interface ConsoleRenderer {
+  load(request: FastifyRequest, reply: FastifyReply): Promise<Page>;
+  render(reply: FastifyReply, page: Page, view: string, data: Record<string, unknown>, status?: number): FastifyReply;
+}
+
+interface Entry {
+  path: string;
+  entity: string;
+}
+
+const PAGE_SIZES = [10, 25, 50, 100];
+const NOTICES: Record<string, string> = { created: 'Created.', saved: 'Saved.', deleted: 'Deleted.' };
+const problemOf = (body: unknown): Problem => body as Problem;
+
+export function registerEntityPages(app: FastifyInstance, entry: Entry, ui: ConsoleRenderer): void {
+  const { path } = entry;
+  const entityOf = (page: Page): MetaEntity => {
+    const entity = page.entity(entry.entity);
+    // not readable by this user (or routed without a collection path): as if there were no page
+    if (!entity?.path || entity.path.includes(':')) throw Object.assign(new Error('no such page'), { statusCode: 404 });
+    return entity;
+  };
+  const rowUrl = (entity: MetaEntity, id: string) => `${entity.path}/${encodeURIComponent(id)}`;
+  const language = (request: FastifyRequest): Record<string, string> => {
+    const chosen = request.cookies[COOKIES.language];
+    return chosen ? { 'content-language': chosen } : {};
+  };
+
+  app.get(path, async (request, reply) => {
+    const page = await ui.load(request, reply);
+    const entity = entityOf(page);
+    const query = request.query as Record<string, string | undefined>;
+    const state = listState(entity, query);
+    const res = await page.api.get<{ items: Row[]; total: number }>(`${entity.path}?${state.api}`);
+    const problem = res.ok ? null : problemOf(res.body);
+    const items = res.ok ? res.body.items : [];
+    const total = res.ok ? res.body.total : 0;
+    const columns = columnsOf(entity);
+    const labels = await referenceLabels(page, columns, items);
+    const link = (changes: Record<string, string | undefined>) => `${path}?${state.with(changes)}`;
+    const pages = Math.max(1, Math.ceil(total / state.size));
+    return ui.render(reply, page, 'list', {
+      title: page.meta.menu.find((m) => m.path === path)?.label ?? entity.label,
+      entity,
+      path,
+      problem,
+      notice: NOTICES[query.notice ?? ''],
+      canCreate: entity.actions.includes('create'),
+      search: entity.fields.some((f) => f.search) ? { value: state.search } : null,
+      filters: filterInputs(entity, query),
+      sizes: PAGE_SIZES.map((n) => ({ n, selected: n === state.size })),
+      sort: state.sort,
+      columns: columns.map((f) => {
+        const direction = state.sort === f.name ? 'ascending' : state.sort === `-${f.name}` ? 'descending' : null;
+        return { label: f.label, direction, sortUrl: f.sort ? link({ sort: direction === 'ascending' ? `-${f.name}` : f.name, page: undefined }) : null };
+      }),
+      rows: items.map((row) => ({
+        url: `${path}/${encodeURIComponent(row.id)}`,
+        label: rowLabel(entity, row),
+        cells: columns.map((f) => cellOf(page, f, row[f.name], labels)),
+      })),
+      total,
+      pageNo: state.page,
+      pages,
+      prevUrl: state.page > 1 ? link({ page: String(state.page - 1) }) : null,
+      nextUrl: state.page < pages ? link({ page: String(state.page + 1) }) : null,
+    });
+  });
+
+  app.get(`${path}/new`, async (request, reply) => {
+    const page = await ui.load(request, reply);
+    const entity = entityOf(page);
+    return ui.render(reply, page, 'form', await formData(page, entity, { mode: 'create', path, values: {} }));
+  });
+
+  app.post(path, { preHandler: app.csrfProtection }, async (request, reply) => {
+    const page = await ui.load(request, reply);
+    const entity = entityOf(page);
+    const form = (request.body ?? {}) as FormData;
+    const { body, errors } = bodyOf(entity.fields, form, 'create');
+    if (!errors.length) {
+      const res = await page.api.call<Row>('POST', entity.path!, body, language(request));
+      if (res.ok) return reply.redirect(`${path}/${encodeURIComponent(res.body.id)}?notice=created`, 303);
+      return ui.render(reply, page, 'form', await formData(page, entity, { mode: 'create', path, values: form, problem: problemOf(res.body) }), res.status);
+    }
+    return ui.render(reply, page, 'form', await formData(page, entity, { mode: 'create', path, values: form, errors }), 400);
+  });
+
+  app.get(`${path}/:id`, async (request, reply) => {
+    const page = await ui.load(request, reply);
+    const entity = entityOf(page);
+    const { id } = request.params as { id: string };
+    const res = await page.api.get<Row>(rowUrl(entity, id));
+    if (!res.ok) return ui.render(reply, page, 'problem', { title: entity.label, problem: problemOf(res.body), back: path }, res.status);
+    const row = res.body;
+    const fields = entity.fields.filter((f) => !f.writeOnly);
+    const labels = await referenceLabels(page, fields, [row]);
+    const query = request.query as Record<string, string | undefined>;
+    return ui.render(reply, page, 'detail', {
+      title: `${entity.label}: ${rowLabel(entity, row)}`,
+      entity,
+      path,
+      notice: NOTICES[query.notice ?? ''],
+      url: `${path}/${encodeURIComponent(row.id)}`,
+      fields: fields.map((f) => ({ label: f.label, ...cellOf(page, f, row[f.name], labels) })),
+      canEdit: entity.actions.includes('update'),
+      canDelete: entity.actions.includes('delete'),
+    });
+  });
+
+  app.get(`${path}/:id/edit`, async (request, reply) => {
+    const page = await ui.load(request, reply);
+    const entity = entityOf(page);
+    const { id } = request.params as { id: string };
+    const res = await page.api.get<Row>(rowUrl(entity, id));
+    if (!res.ok) return ui.render(reply, page, 'problem', { title: entity.label, problem: problemOf(res.body), back: path }, res.status);
+    const values = Object.fromEntries(entity.fields.map((f) => [f.name, inputValue(f, res.body[f.name])]));
+    return ui.render(reply, page, 'form', await formData(page, entity, { mode: 'update', path, row: res.body, values }));
+  });
+
+  app.post(`${path}/:id`, { preHandler: app.csrfProtection }, async (request, reply) => {
+    const page = await ui.load(request, reply);
+    const entity = entityOf(page);
+    const { id } = request.params as { id: string };
+    const form = (request.body ?? {}) as FormData;
+    const version = String(form._version ?? '');
+    const { body, errors } = bodyOf(entity.fields, form, 'update');
+    const row = { id, version: Number(version) } as Row;
+    if (errors.length) return ui.render(reply, page, 'form', await formData(page, entity, { mode: 'update', path, row, values: form, errors }), 400);
+    const res = await page.api.call<Row>('PATCH', rowUrl(entity, id), body, { ...language(request), ...(/^\d+$/.test(version) ? { 'if-match': `"${version}"` } : {}) });
+    if (res.ok) return reply.redirect(`${path}/${encodeURIComponent(id)}?notice=saved`, 303);
+    return ui.render(reply, page, 'form', await formData(page, entity, { mode: 'update', path, row, values: form, problem: problemOf(res.body) }), res.status);
+  });
+
+  app.get(`${path}/:id/delete`, async (request, reply) => {
+    const page = await ui.load(request, reply);
+    const entity = entityOf(page);
+    const { id } = request.params as { id: string };
+    const res = await page.api.get<Row>(rowUrl(entity, id));
+    if (!res.ok) return ui.render(reply, page, 'problem', { title: entity.label, problem: problemOf(res.body), back: path }, res.status);
+    const url = `${path}/${encodeURIComponent(id)}`;
+    return ui.render(reply, page, 'delete', { title: `Delete ${entity.label.toLowerCase()}`, entity, label: rowLabel(entity, res.body), url, version: res.body.version });
+  });
+
+  app.post(`${path}/:id/delete`, { preHandler: app.csrfProtection }, async (request, reply) => {
+    const page = await ui.load(request, reply);
+    const entity = entityOf(page);
+    const { id } = request.params as { id: string };
+    const version = String((request.body as FormData | undefined)?._version ?? '');
+    const res = await page.api.call('DELETE', rowUrl(entity, id), undefined, /^\d+$/.test(version) ? { 'if-match': `"${version}"` } : {});
+    if (res.ok) return reply.redirect(`${path}?notice=deleted`, 303);
+    return ui.render(reply, page, 'problem', { title: `Delete ${entity.label.toLowerCase()}`, problem: problemOf(res.body), back: `${path}/${encodeURIComponent(id)}` }, res.status);
+  });
+
+  // a reference field's options as the user types (htmx swaps them into the select)
+  app.get(`${path}/options/:field`, async (request, reply) => {
+    const page = await ui.load(request, reply);
+    const entity = entityOf(page);
+    const field = entity.fields.find((f) => f.name === (request.params as { field: string }).field && f.type === 'ref');
+    if (!field) throw Object.assign(new Error('no such field'), { statusCode: 404 });
+    const { _search: search, selected } = request.query as { _search?: string; selected?: string };
+    const options = await referenceOptions(page, field, search ?? '', selected ?? '');
+    return reply.view('options', { options, required: field.required });
+  });
+}
+
+function columnsOf(entity: MetaEntity): MetaField[] {
+  const readable = entity.fields.filter((f) => !f.writeOnly);
+  const named = entity.listColumns.map((c) => readable.find((f) => f.name === c)).filter((f): f is MetaField => f !== undefined);
+  return named.length ? named : readable.filter((f) => f.type !== 'json' && f.type !== 'text').slice(0, 5);
+}
+
+function cellOf(page: Page, field: MetaField, value: unknown, labels: Map<string, string>) {
+  if (field.type === 'ref' && typeof value === 'string') {
+    const target = field.entity ? page.pathOf(field.entity) : undefined;
+    return { text: labels.get(value) ?? value, url: target ? `${target}/${encodeURIComponent(value)}` : null };
+  }
+  return { text: display(field, value), url: null, numeric: field.type === 'integer' || field.type === 'decimal' };
+}
+
+/** The list's query: what the page asked for, checked against the manifest, as the API's query string. */
+function listState(entity: MetaEntity, query: Record<string, string | undefined>) {
+  const page = Math.min(1_000_000, Math.max(1, Number.parseInt(query.page ?? '1', 10) || 1));
+  const size = PAGE_SIZES.includes(Number(query.size)) ? Number(query.size) : 25;
+  const sortable = new Set(entity.fields.filter((f) => f.sort).map((f) => f.name));
+  const sort = query.sort && sortable.has(query.sort.replace(/^-/, '')) ? query.sort : '';
+  const search = (query.search ?? '').slice(0, 200);
+  const own: Record<string, string> = {};
+  for (const f of filterable(entity)) if (query[f.name]) own[f.name] = query[f.name]!;
+  const base: Record<string, string> = { ...(sort ? { sort } : {}), ...(search ? { search } : {}), ...own };
+  return {
+    page,
+    size,
+    sort,
+    search,
+    api: new URLSearchParams({ page: String(page), size: String(size), ...base }).toString(),
+    with: (changes: Record<string, string | undefined>) => {
+      const next: Record<string, string | undefined> = { ...base, size: size === 25 ? undefined : String(size), page: page === 1 ? undefined : String(page), ...changes };
+      return new URLSearchParams(Object.entries(next).filter((e): e is [string, string] => e[1] !== undefined)).toString();
+    },
+  };
+}
+
+const filterable = (entity: MetaEntity) => entity.fields.filter((f) => f.filter && (f.type === 'enum' || f.type === 'boolean'));
+
+function filterInputs(entity: MetaEntity, query: Record<string, string | undefined>) {
+  return filterable(entity).map((f) => ({
+    name: f.name,
+    label: f.label,
+    options: (f.type === 'boolean' ? ['true', 'false'] : (f.values ?? [])).map((v) => ({ value: v, label: f.type === 'boolean' ? (v === 'true' ? 'Yes' : 'No') : v, selected: query[f.name] === v })),
+  }));
+}
+
+interface FormState {
+  mode: 'create' | 'update';
+  path: string;
+  row?: Row;
+  values: FormData | Record<string, string>;
+  errors?: FieldError[];
+  problem?: Problem;
+}
+
+async function formData(page: Page, entity: MetaEntity, state: FormState): Promise<Record<string, unknown>> {
+  const errors = [...(state.errors ?? []), ...(state.problem?.errors ?? [])];
+  const byField = new Map<string, string[]>();
+  const general: string[] = [];
+  for (const e of errors) {
+    const field = fieldOfPointer(e.path);
+    if (field && entity.fields.some((f) => f.name === field && !f.readOnly)) byField.set(field, [...(byField.get(field) ?? []), e.message]);
+    else general.push(`${e.path} ${e.message}`);
+  }
+  const problem = state.problem;
+  const conflict = problem?.status === 412;
+  const value = (name: string) => {
+    const v = state.values[name];
+    return Array.isArray(v) ? v[v.length - 1] : (v ?? '');
+  };
+  const fields = await Promise.all(
+    entity.fields
+      .filter((f) => !f.readOnly)
+      .map(async (f) => ({
+        name: f.name,
+        id: `field-${f.name}`,
+        label: f.label,
+        required: f.required && !(state.mode === 'update' && f.writeOnly),
+        widget: widgetOf(f),
+        value: value(f.name),
+        checked: value(f.name) === 'true',
+        maxLength: f.maxLength,
+        hint: f.writeOnly && state.mode === 'update' ? 'Leave empty to keep the stored value.' : f.type === 'datetime' ? 'UTC' : f.translatable ? 'In the language chosen above' : null,
+        options:
+          f.type === 'enum' ? (f.values ?? []).map((v) => ({ value: v, label: v, selected: value(f.name) === v })) : f.type === 'ref' ? await referenceOptions(page, f, '', value(f.name)) : null,
+        optionsUrl: f.type === 'ref' ? `${state.path}/options/${f.name}` : null,
+        errors: byField.get(f.name) ?? [],
+      })),
+  );
+  const url = state.mode === 'create' ? state.path : `${state.path}/${encodeURIComponent(state.row!.id)}`;
+  return {
+    title: state.mode === 'create' ? `New ${entity.label.toLowerCase()}` : `Edit ${entity.label.toLowerCase()}`,
+    entity,
+    action: url,
+    cancel: state.mode === 'create' ? state.path : url,
+    version: state.row?.version,
+    fields,
+    conflict: conflict ? { reload: `${url}/edit` } : null,
+    problem: problem && !conflict && !byField.size ? problem : null,
+    general,
+  };
+}
+
+function widgetOf(f: MetaField): string {
+  if (f.writeOnly) return 'password';
+  if (f.type === 'enum') return 'select';
+  if (f.type === 'ref') return 'reference';
+  if (f.type === 'boolean') return 'checkbox';
+  if (f.type === 'text' || f.type === 'json' || f.widget === 'textarea') return 'textarea';
+  return { integer: 'number', decimal: 'decimal', date: 'date', datetime: 'datetime' }[f.type as string] ?? 'text';
+}

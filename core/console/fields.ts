@@ -1,0 +1,133 @@
+// The console's side of a field: how a value reads in a list or detail page,
+// what a form input holds, and how a submitted form becomes the API's JSON body.
+// Field descriptions come from GET /api/meta; the API still validates every value,
+// so a value the form cannot convert is passed on as typed and the API's 400
+// names it beside its field.
+
+export interface MetaField {
+  name: string;
+  type: 'string' | 'text' | 'integer' | 'decimal' | 'boolean' | 'date' | 'datetime' | 'enum' | 'json' | 'ref';
+  label: string;
+  widget: string;
+  required: boolean;
+  readOnly: boolean;
+  writeOnly: boolean;
+  translatable: boolean;
+  filter: boolean;
+  sort: boolean;
+  search: boolean;
+  values?: string[];
+  entity?: string;
+  maxLength?: number;
+}
+
+export interface MetaEntity {
+  name: string;
+  module: string;
+  label: string;
+  scope: 'tenant' | 'company';
+  path: string | null;
+  actions: ('read' | 'create' | 'update' | 'delete')[];
+  listColumns: string[];
+  defaultSort: string;
+  fields: MetaField[];
+}
+
+export type Row = Record<string, unknown> & { id: string; version?: number };
+export type FormData = Record<string, string | string[] | undefined>;
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+const LABEL_FIELDS = ['name', 'title', 'label', 'subject', 'number', 'code', 'sku', 'key', 'email'];
+
+/** The field that names a row of the entity in a reference or a heading. */
+export function labelField(entity: MetaEntity): string | null {
+  const readable = entity.fields.filter((f) => !f.writeOnly && (f.type === 'string' || f.type === 'text'));
+  return LABEL_FIELDS.find((n) => readable.some((f) => f.name === n)) ?? entity.listColumns.find((c) => readable.some((f) => f.name === c)) ?? null;
+}
+
+export function rowLabel(entity: MetaEntity, row: Row): string {
+  const field = labelField(entity);
+  const value = field ? row[field] : undefined;
+  return typeof value === 'string' && value !== '' ? value : row.id;
+}
+
+/** How a value reads on a page. */
+export function display(field: MetaField, value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (field.type === 'boolean') return value ? 'Yes' : 'No';
+  if (field.type === 'datetime' && typeof value === 'string')
+    return value
+      .replace('T', ' ')
+      .replace(/(:\d\d)\.\d+Z$/, '$1 UTC')
+      .replace(/Z$/, ' UTC');
+  if (field.type === 'json') return JSON.stringify(value);
+  return String(value);
+}
+
+/** What a form input holds for a stored value. */
+export function inputValue(field: MetaField, value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (field.type === 'datetime' && typeof value === 'string') return value.slice(0, 19);
+  if (field.type === 'json') return JSON.stringify(value, null, 2);
+  return String(value);
+}
+
+const last = (v: string | string[] | undefined) => (Array.isArray(v) ? v[v.length - 1] : v);
+
+/**
+ * The JSON body of a submitted form. Create: only the fields given (defaults
+ * apply to the rest). Update: every writable field of the form, empty meaning
+ * no value; a write-only (secret) field left empty keeps what is stored.
+ */
+export function bodyOf(fields: MetaField[], form: FormData, mode: 'create' | 'update'): { body: Record<string, unknown>; errors: FieldError[] } {
+  const body: Record<string, unknown> = {};
+  const errors: FieldError[] = [];
+  for (const field of fields) {
+    if (field.readOnly) continue;
+    const raw = last(form[field.name]);
+    if (field.type === 'boolean') {
+      if (raw !== undefined) body[field.name] = raw === 'true';
+      continue;
+    }
+    if (raw === undefined) continue;
+    const text = field.type === 'text' || field.type === 'json' || field.writeOnly ? raw : raw.trim();
+    if (text === '') {
+      if (mode === 'update' && !field.writeOnly) body[field.name] = null;
+      continue;
+    }
+    const converted = convert(field, text);
+    if ('error' in converted) errors.push({ path: `/${field.name}`, message: converted.error });
+    else body[field.name] = converted.value;
+  }
+  return { body, errors };
+}
+
+function convert(field: MetaField, text: string): { value: unknown } | { error: string } {
+  switch (field.type) {
+    case 'integer':
+      return { value: /^[+-]?\d{1,16}$/.test(text) ? Number(text) : text };
+    case 'datetime':
+      // <input type="datetime-local"> has no zone: the console shows and takes UTC
+      if (/^\d{4}-\d\d-\d\dT\d\d:\d\d$/.test(text)) return { value: `${text}:00Z` };
+      if (/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?$/.test(text)) return { value: `${text}Z` };
+      return { value: text };
+    case 'json':
+      try {
+        return { value: JSON.parse(text) };
+      } catch {
+        return { error: 'must be valid JSON' };
+      }
+    default:
+      return { value: text };
+  }
+}
+
+/** The field a problem's JSON pointer names (/price, /translations/name/de → name), if any. */
+export function fieldOfPointer(path: string): string | null {
+  const parts = path.split('/').filter(Boolean);
+  if (parts[0] === 'translations') return parts[1] ?? null;
+  return parts[0] ?? null;
+}

@@ -1,0 +1,98 @@
+// The web console: server-rendered handlebars pages with htmx for partial
+// updates, served from the installed packages (no bundler, no CDN). It is a
+// client of the API (api-client.ts); its own routes live in one encapsulated
+// plugin, so the form parser, cookies and CSRF checks never reach the API,
+// which stays JSON with bearer tokens.
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import cookie from '@fastify/cookie';
+import formbody from '@fastify/formbody';
+import csrf from '@fastify/csrf-protection';
+import view from '@fastify/view';
+import fastifyStatic from '@fastify/static';
+import handlebars from 'handlebars';
+import type { Kernel } from '../kernel.ts';
+import { LoginRequired } from './api-client.ts';
+import { loadPage, type Page } from './shell.ts';
+import { registerEntityPages, type ConsoleRenderer } from './entity-pages.ts';
+import { registerSessionPages } from './login-pages.ts';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const VIEWS = join(HERE, 'views');
+const vendor = (specifier: string) => dirname(fileURLToPath(import.meta.resolve(specifier)));
+
+const LAYOUT = { layout: 'layout.hbs' };
+
+/** Form posts are small: the largest is an entity form. */
+const FORM_LIMIT = 256 * 1024;
+
+export async function installConsole(app: FastifyInstance, kernel: Kernel): Promise<void> {
+  const languages = kernel.config.consoleLanguages;
+  const entries = kernel.services.menu.filter((e): e is typeof e & { entity: string } => e.entity !== null);
+  const special = new Set<string>();
+
+  await app.register(async (scope) => {
+    // pages, not API operations: out of the OpenAPI document
+    scope.addHook('onRoute', (route) => {
+      route.schema = { ...route.schema, hide: true };
+    });
+    await scope.register(cookie);
+    await scope.register(formbody, { bodyLimit: FORM_LIMIT });
+    await scope.register(csrf, { sessionPlugin: '@fastify/cookie', cookieKey: 'plinth_csrf', cookieOpts: { path: '/', sameSite: 'lax', httpOnly: true } });
+    // compiled once and kept: the views are part of the release
+    await scope.register(view, { engine: { handlebars: viewEngine() }, root: VIEWS, viewExt: 'hbs', production: true });
+    await scope.register(fastifyStatic, { root: join(HERE, 'assets'), prefix: '/console/assets/', index: false, maxAge: '1h' });
+    await scope.register(fastifyStatic, { root: vendor('htmx.org'), prefix: '/console/vendor/htmx/', decorateReply: false, index: false, maxAge: '1d', allowedPath: (p) => p === '/htmx.min.js' });
+
+    const ui: ConsoleRenderer = {
+      load: (request, reply) => loadPage(scope, request, reply, special, languages),
+      render: (reply, page, name, data, status = 200) =>
+        reply
+          .code(status)
+          .header('cache-control', 'no-store')
+          .view(name, { ...data, shell: page.shell }, LAYOUT),
+    };
+    scope.setErrorHandler((error: FastifyError, request, reply) => renderError(error, request, reply));
+
+    registerSessionPages(scope, kernel);
+    for (const entry of entries) registerEntityPages(scope, entry, ui);
+    scope.get('/', async (request, reply) => {
+      const page: Page = await ui.load(request, reply);
+      const first = page.shell.firstPath as string | null;
+      if (first) return reply.redirect(first, 303);
+      return ui.render(reply, page, 'problem', {
+        title: 'Nothing to show',
+        problem: { status: 200, title: 'Your roles give you no page of the console yet.', detail: 'Ask an administrator for access.' },
+      });
+    });
+  });
+}
+
+function renderError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  if (error instanceof LoginRequired) {
+    const next = request.method === 'GET' ? `?next=${encodeURIComponent(request.url)}` : '';
+    return reply.redirect(`/login${next}`, 303);
+  }
+  const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+  if (status === 500) request.log.error({ err: error }, 'console page failed');
+  const title =
+    error.code === 'FST_CSRF_INVALID_TOKEN' || error.code === 'FST_CSRF_MISSING_SECRET'
+      ? 'The form expired. Go back, reload the page and send it again.'
+      : status === 500
+        ? 'Something went wrong on our side. Try again in a moment.'
+        : status === 404
+          ? 'There is no such page.'
+          : error.message;
+  return reply.code(status).header('cache-control', 'no-store').view('problem', { title: 'Error', problem: { status, title }, back: '/' }, LAYOUT);
+}
+
+/** A handlebars of the console's own, with every views/partials/*.hbs as a partial named after its file. */
+function viewEngine(): typeof handlebars {
+  const engine = handlebars.create();
+  const dir = join(VIEWS, 'partials');
+  for (const f of readdirSync(dir).filter((n) => n.endsWith('.hbs'))) engine.registerPartial(f.slice(0, -4), readFileSync(join(dir, f), 'utf8'));
+  engine.registerHelper('eq', (a: unknown, b: unknown) => a === b);
+  return engine;
+}

@@ -1,0 +1,90 @@
+// Logging in and out of the console, and the company and language switchers.
+// The login posts to the API's own POST /api/auth/login, so throttling, lockout
+// and a suspended tenant behave as for any client; the tokens it answers go
+// into httpOnly cookies (session.ts). Every form carries a CSRF token.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Kernel } from '../kernel.ts';
+import type { Problem } from './api-client.ts';
+import { COOKIES, clearSession, cookieOptions, hasSession, saveTokens, type TokenPair } from './session.ts';
+import type { FormData } from './fields.ts';
+
+const YEAR = 365 * 24 * 3600;
+const text = (v: string | string[] | undefined) => (Array.isArray(v) ? v[v.length - 1] : (v ?? '')).trim();
+
+/** Where to go after a form: a path of this site only (no //host, no scheme), else home. */
+export function localPath(target: string | undefined): string {
+  return target && /^\/(?![/\\])[^\s]*$/.test(target) ? target : '/';
+}
+
+const LOGIN_MESSAGES: Record<string, string> = {
+  INVALID_CREDENTIALS: 'The tenant, e-mail or password is wrong.',
+  RATE_LIMITED: 'Too many attempts. Wait a while and try again.',
+  TENANT_UNAVAILABLE: 'This tenant is suspended. Contact your operator.',
+  TENANT_MIGRATION_FAILED: 'This tenant is being repaired. Try again later.',
+  DATABASE_UNAVAILABLE: 'The service cannot reach its database. Try again in a moment.',
+};
+
+export function registerSessionPages(app: FastifyInstance, kernel: Kernel): void {
+  const loginPage = (reply: FastifyReply, data: Record<string, unknown>, status = 200) =>
+    reply
+      .code(status)
+      .header('cache-control', 'no-store')
+      .view('login', { title: 'Log in', csrf: reply.generateCsrf(), ...data }, { layout: 'layout.hbs' });
+
+  app.get('/login', async (request, reply) => {
+    const { next, tenant } = request.query as { next?: string; tenant?: string };
+    if (hasSession(request) && !next) return reply.redirect('/', 303);
+    return loginPage(reply, { next: localPath(next), tenant: tenant ?? (kernel.config.demoData ? 'demo' : ''), email: '' });
+  });
+
+  app.post('/login', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const form = (request.body ?? {}) as FormData;
+    const login = { tenant: text(form.tenant), email: text(form.email), password: Array.isArray(form.password) ? form.password[0] : (form.password ?? '') };
+    const next = localPath(text(form.next));
+    const errors: Record<string, string> = {};
+    if (!login.tenant) errors.tenant = 'Enter your tenant.';
+    if (!login.email) errors.email = 'Enter your e-mail address.';
+    if (!login.password) errors.password = 'Enter your password.';
+    if (!Object.keys(errors).length) {
+      const res = await app.inject({ method: 'POST', url: '/api/auth/login', remoteAddress: request.ip, payload: login });
+      if (res.statusCode === 200) {
+        saveTokens(request, reply, res.json() as TokenPair);
+        reply.clearCookie(COOKIES.company, cookieOptions(request));
+        return reply.redirect(next, 303);
+      }
+      const problem = res.json() as Problem;
+      for (const e of problem.errors ?? []) errors[e.path.replace(/^\//, '')] = `This ${e.path.replace(/^\//, '')} ${e.message}.`;
+      if (!problem.errors?.length) errors.form = LOGIN_MESSAGES[problem.code] ?? problem.title;
+      return loginPage(reply, { next, tenant: login.tenant, email: login.email, errors }, res.statusCode);
+    }
+    return loginPage(reply, { next, tenant: login.tenant, email: login.email, errors }, 400);
+  });
+
+  app.post('/logout', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const refreshToken = request.cookies[COOKIES.refresh];
+    // ends the session's refresh-token family and its access tokens, as the API's logout does
+    if (refreshToken) await app.inject({ method: 'POST', url: '/api/auth/logout', remoteAddress: request.ip, payload: { refreshToken } });
+    clearSession(request, reply);
+    return reply.redirect('/login', 303);
+  });
+
+  // the switchers: a choice kept in a cookie, sent to the API as X-Company-Id / Accept-Language
+  const choose = (name: string, valid: (v: string) => boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
+    const form = (request.body ?? {}) as FormData;
+    const value = text(form.value);
+    if (value && valid(value)) reply.setCookie(name, value, cookieOptions(request, YEAR));
+    else reply.clearCookie(name, cookieOptions(request));
+    return reply.redirect(localPath(text(form.back)), 303);
+  };
+  // the API checks the company on every call (403 COMPANY_FORBIDDEN, then the console falls back)
+  app.post(
+    '/console/company',
+    { preHandler: app.csrfProtection },
+    choose(COOKIES.company, (v) => /^[0-9a-f-]{36}$/i.test(v)),
+  );
+  app.post(
+    '/console/language',
+    { preHandler: app.csrfProtection },
+    choose(COOKIES.language, (v) => kernel.config.consoleLanguages.includes(v)),
+  );
+}

@@ -1,0 +1,87 @@
+// What every console page shows around its content: the user, the company and
+// language switchers and the left-hand menu, all read from the API (GET
+// /api/auth/me and GET /api/meta), so the menu holds exactly the entries whose
+// permission code the user holds, and only those the console has a page for.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ConsoleApi, LoginRequired } from './api-client.ts';
+import type { MetaEntity } from './fields.ts';
+import { COOKIES } from './session.ts';
+
+export interface MetaMenuEntry {
+  module: string;
+  label: string;
+  path: string;
+  permission: string;
+  icon: string | null;
+  entity: string | null;
+}
+
+export interface Meta {
+  modules: { id: string; name: string }[];
+  entities: MetaEntity[];
+  menu: MetaMenuEntry[];
+}
+
+export interface Me {
+  id: string;
+  email: string;
+  name: string;
+  tenant: string;
+  isAdmin: boolean;
+  permissions: string[];
+  companies: { id: string; code: string; name: string | null }[];
+  companyId: string | null;
+}
+
+export interface Page {
+  api: ConsoleApi;
+  me: Me;
+  meta: Meta;
+  /** the layout's data: user, switchers, menu, CSRF token */
+  shell: Record<string, unknown>;
+  entity(name: string): MetaEntity | undefined;
+  /** the console path of an entity's pages, if it has any */
+  pathOf(entity: string): string | undefined;
+}
+
+/** Paths of pages the console serves besides the generic entity pages (dashboards). */
+export type SpecialPages = ReadonlySet<string>;
+
+export async function loadPage(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, special: SpecialPages, languages: string[]): Promise<Page> {
+  const api = new ConsoleApi(app, request, reply);
+  // one after the other: the first may rotate the tokens, the second then uses the new ones
+  const me = await api.get<Me>('/api/auth/me');
+  const meta = await api.get<Meta>('/api/meta');
+  if (!me.ok || !meta.ok) throw new LoginRequired();
+  const entities = new Map(meta.body.entities.map((e) => [e.name, e]));
+  const served = meta.body.menu.filter((e) => (e.entity ? entities.has(e.entity) : special.has(e.path)));
+  const paths = new Map(served.filter((e) => e.entity).map((e) => [e.entity!, e.path]));
+  const current = request.url.split('?')[0];
+  const names = new Map(meta.body.modules.map((m) => [m.id, m.name]));
+  const groups: { name: string; entries: unknown[] }[] = [];
+  for (const e of served) {
+    const active = current === e.path || current.startsWith(`${e.path}/`);
+    const entry = { label: e.label, path: e.path, icon: e.icon, active };
+    const group = groups.at(-1);
+    if (group && group.name === names.get(e.module)) group.entries.push(entry);
+    else groups.push({ name: names.get(e.module) ?? e.module, entries: [entry] });
+  }
+  const language = request.cookies[COOKIES.language] ?? '';
+  return {
+    api,
+    me: me.body,
+    meta: meta.body,
+    entity: (name) => entities.get(name),
+    pathOf: (entity) => paths.get(entity),
+    shell: {
+      user: me.body,
+      csrf: reply.generateCsrf(),
+      menu: groups,
+      firstPath: served[0]?.path ?? null,
+      companies: me.body.companies.map((c) => ({ ...c, label: c.name ? `${c.name} (${c.code})` : c.code, selected: c.id === me.body.companyId })),
+      languages: languages.map((l) => ({ code: l, selected: l === language })),
+      automaticLanguage: language === '',
+      here: request.url,
+    },
+  };
+}
