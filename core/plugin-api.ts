@@ -3,7 +3,7 @@
 // scoped data access per entity, transactions, after-commit work and the
 // caller; never the Kernel, an unscoped EntityManager or a secret. See the
 // README's "Writing a module" for a walk-through.
-export type { PluginModule, PluginHandler, RouteSchemas, TypedRequest, Subscriber, JobDefinition, JobRun, PlinthEvent } from './context/plugin-module.ts';
+export type { PluginModule, PluginHandler, RouteSchemas, TypedRequest, Subscriber, JobDefinition, JobRun, PlinthEvent, ConsolePage, PageApi, PageAnswer } from './context/plugin-module.ts';
 export { handler } from './context/plugin-module.ts';
 export { Type } from 'typebox';
 export type { EntityHooks, WriteEvent, BeforeWriteEvent } from './context/hooks.ts';

@@ -18,6 +18,7 @@ import { LoginRequired } from './api-client.ts';
 import { loadPage, type Page } from './shell.ts';
 import { registerEntityPages, type ConsoleRenderer } from './entity-pages.ts';
 import { registerSessionPages } from './login-pages.ts';
+import { modulePages, registerModulePage } from './module-pages.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const VIEWS = join(HERE, 'views');
@@ -31,7 +32,9 @@ const FORM_LIMIT = 256 * 1024;
 export async function installConsole(app: FastifyInstance, kernel: Kernel): Promise<void> {
   const languages = kernel.config.consoleLanguages;
   const entries = kernel.services.menu.filter((e): e is typeof e & { entity: string } => e.entity !== null);
-  const special = new Set<string>();
+  const pages = modulePages(kernel);
+  const special = new Set(pages.map((p) => p.path));
+  const engine = viewEngine();
 
   await app.register(async (scope) => {
     // pages, not API operations: out of the OpenAPI document
@@ -42,7 +45,7 @@ export async function installConsole(app: FastifyInstance, kernel: Kernel): Prom
     await scope.register(formbody, { bodyLimit: FORM_LIMIT });
     await scope.register(csrf, { sessionPlugin: '@fastify/cookie', cookieKey: 'plinth_csrf', cookieOpts: { path: '/', sameSite: 'lax', httpOnly: true } });
     // compiled once and kept: the views are part of the release
-    await scope.register(view, { engine: { handlebars: viewEngine() }, root: VIEWS, viewExt: 'hbs', production: true });
+    await scope.register(view, { engine: { handlebars: engine }, root: VIEWS, viewExt: 'hbs', production: true });
     await scope.register(fastifyStatic, { root: join(HERE, 'assets'), prefix: '/console/assets/', index: false, maxAge: '1h' });
     await scope.register(fastifyStatic, { root: vendor('htmx.org'), prefix: '/console/vendor/htmx/', decorateReply: false, index: false, maxAge: '1d', allowedPath: (p) => p === '/htmx.min.js' });
 
@@ -57,7 +60,8 @@ export async function installConsole(app: FastifyInstance, kernel: Kernel): Prom
     scope.setErrorHandler((error: FastifyError, request, reply) => renderError(error, request, reply));
 
     registerSessionPages(scope, kernel);
-    for (const entry of entries) registerEntityPages(scope, entry, ui);
+    for (const entry of entries) if (!special.has(entry.path)) registerEntityPages(scope, entry, ui);
+    for (const page of pages) registerModulePage(scope, engine, page, ui);
     scope.get('/', async (request, reply) => {
       const page: Page = await ui.load(request, reply);
       const first = page.shell.firstPath as string | null;

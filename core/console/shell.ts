@@ -54,7 +54,7 @@ export async function loadPage(app: FastifyInstance, request: FastifyRequest, re
   const meta = await api.get<Meta>('/api/meta');
   if (!me.ok || !meta.ok) throw new LoginRequired();
   const entities = new Map(meta.body.entities.map((e) => [e.name, e]));
-  const served = meta.body.menu.filter((e) => (e.entity ? entities.has(e.entity) : special.has(e.path)));
+  const served = meta.body.menu.filter((e) => special.has(e.path) || (e.entity !== null && entities.has(e.entity)));
   const paths = new Map(served.filter((e) => e.entity).map((e) => [e.entity!, e.path]));
   const current = request.url.split('?')[0];
   const names = new Map(meta.body.modules.map((m) => [m.id, m.name]));

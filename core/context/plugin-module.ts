@@ -95,6 +95,31 @@ export function handler<S extends RouteSchemas>(schema: S, handle: (ctx: ModuleC
   return { schema, handle };
 }
 
+/** An answer of the API to a console page: status, and the JSON body (a problem when not ok). */
+export interface PageAnswer<T = any> {
+  status: number;
+  ok: boolean;
+  body: T;
+}
+
+/** What a console page reads through: the HTTP API, as the signed-in user, in their company and language. */
+export interface PageApi {
+  get<T = any>(url: string): Promise<PageAnswer<T>>;
+}
+
+/**
+ * A page of the web console a module draws itself (a dashboard), at the web
+ * path of one of its manifest's menu entries. It reads through the API as the
+ * user, so it shows only what the user may read; the console puts its HTML in
+ * the layout with the menu.
+ */
+export interface ConsolePage {
+  /** the page's handlebars template, a file of the module: new URL('./views/x.hbs', import.meta.url) */
+  view: URL;
+  /** the template's data, read through `api`; `query` is the page's query string */
+  load(api: PageApi, query: Record<string, string | undefined>): Promise<Record<string, unknown>>;
+}
+
 export interface PluginModule {
   // each handler has its own schemas
   handlers?: Record<string, PluginHandler<any>>;
@@ -106,4 +131,6 @@ export interface PluginModule {
   subscribers?: Record<string, Subscriber>;
   /** by name; enqueued as "<module>.<name>" (ctx.enqueue) */
   jobs?: Record<string, JobDefinition>;
+  /** console pages by the web path of the manifest's menu entry they serve */
+  pages?: Record<string, ConsolePage>;
 }

@@ -1,7 +1,7 @@
 // The core module's code beyond its manifest: user management the generic
 // CRUD cannot say (a password on create, role and company assignment) and the
 // rules around role and user writes; webhooks: delivery of the tenant's events
-// (a subscriber and a job), pings and replays.
+// (a subscriber and a job), pings and replays; the console's dashboard page.
 import type { PluginModule } from '../../core/plugin-api.ts';
 import { createUser, setUserPassword } from './users.ts';
 import { listUserCompanies, listUserRoles, setUserCompanies, setUserRoles } from './assignments.ts';
@@ -9,6 +9,7 @@ import { companyHooks, roleHooks, userHooks } from './hooks.ts';
 import { webhookHooks } from './webhooks/hooks.ts';
 import { deliverWebhook, webhookSubscriber } from './webhooks/deliver.ts';
 import { pingWebhook, replayDelivery } from './webhooks/routes.ts';
+import { dashboardPage } from './dashboard-page.ts';
 
 export const handlers: PluginModule['handlers'] = { createUser, setUserPassword, listUserRoles, setUserRoles, listUserCompanies, setUserCompanies, pingWebhook, replayDelivery };
 
@@ -17,3 +18,5 @@ export const hooks: PluginModule['hooks'] = { Company: companyHooks, Role: roleH
 export const subscribers: PluginModule['subscribers'] = { webhooks: webhookSubscriber };
 
 export const jobs: PluginModule['jobs'] = { 'deliver-webhook': deliverWebhook };
+
+export const pages: PluginModule['pages'] = { '/dashboard': dashboardPage };

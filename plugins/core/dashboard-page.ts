@@ -1,0 +1,71 @@
+// The core dashboard (/dashboard, seed §1): cards of active companies,
+// organizations, users and groups, the users and companies added last, and the
+// database size with its distribution. Read through the API as the user; its
+// menu entry needs core:dashboard:view, which full-access roles hold.
+import type { ConsolePage, PageApi } from '../../core/plugin-api.ts';
+
+const RECENT = 5;
+
+interface List {
+  items: Record<string, any>[];
+  total: number;
+}
+
+const total = async (api: PageApi, url: string) => {
+  const res = await api.get<List>(url);
+  return res.ok ? res.body.total : null;
+};
+
+const recent = async (api: PageApi, url: string) => {
+  const res = await api.get<List>(`${url}?sort=-createdAt&size=${RECENT}`);
+  return res.ok ? res.body.items : null;
+};
+
+/** 1536 → "1.5 KiB" */
+export function formatBytes(bytes: number): string {
+  const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return unit === 0 ? `${value} bytes` : `${value.toFixed(1)} ${units[unit]}`;
+}
+
+const day = (iso: unknown) => (typeof iso === 'string' ? iso.slice(0, 10) : '');
+
+export const dashboardPage: ConsolePage = {
+  view: new URL('./views/dashboard.hbs', import.meta.url),
+  async load(api) {
+    const [companies, organizations, users, groups, newUsers, newCompanies, size] = await Promise.all([
+      total(api, '/api/companies?isActive=true&size=1'),
+      total(api, '/api/organizations?isActive=true&size=1'),
+      total(api, '/api/users?isActive=true&size=1'),
+      total(api, '/api/groups?isActive=true&size=1'),
+      recent(api, '/api/users'),
+      recent(api, '/api/companies'),
+      api.get<{ totalBytes: number; schemas: { name: string; bytes: number; tables?: { name: string; bytes: number }[] }[] }>('/api/auth/db'),
+    ]);
+    const parts = size.ok ? size.body.schemas.flatMap((s) => s.tables ?? [{ name: s.name, bytes: s.bytes }]) : [];
+    const sizeTotal = size.ok ? size.body.totalBytes : 0;
+    return {
+      cards: [
+        { label: 'Active companies', value: companies, url: '/companies' },
+        { label: 'Active organizations', value: organizations, url: '/organizations' },
+        { label: 'Active users', value: users, url: '/users' },
+        { label: 'Active groups', value: groups, url: '/groups' },
+      ].filter((c) => c.value !== null),
+      newUsers: newUsers?.map((u) => ({ name: u.name, email: u.email, added: day(u.createdAt), url: `/users/${u.id}` })) ?? null,
+      newCompanies: newCompanies?.map((c) => ({ name: c.name ?? c.code, code: c.code, added: day(c.createdAt), url: `/companies/${c.id}` })) ?? null,
+      database: size.ok
+        ? {
+            total: formatBytes(sizeTotal),
+            // the tooltip's text, and the same as a table for screen readers and keyboards
+            tooltip: parts.map((p) => `${p.name}: ${formatBytes(p.bytes)}`).join('\n'),
+            parts: parts.map((p) => ({ name: p.name, size: formatBytes(p.bytes), share: sizeTotal ? `${((100 * p.bytes) / sizeTotal).toFixed(1)} %` : '' })),
+          }
+        : null,
+    };
+  },
+};
