@@ -76,7 +76,7 @@ export async function installConsole(app: FastifyInstance, kernel: Kernel): Prom
 
 function renderError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   if (error instanceof LoginRequired) {
-    const next = request.method === 'GET' ? `?next=${encodeURIComponent(request.url)}` : '';
+    const next = request.method === 'GET' && request.url !== '/' ? `?next=${encodeURIComponent(request.url)}` : '';
     return reply.redirect(`/login${next}`, 303);
   }
   const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;

@@ -1,0 +1,229 @@
+// The web console over app.inject, as a browser uses it: login and logout with
+// cookies and CSRF, the menu a user's codes allow, the generic list, detail and
+// form pages (validation beside fields, a stale edit, delete), and what an
+// intruder gets: another tenant's rows, forged forms, open redirects.
+import t from 'tap';
+import { build, PASSWORD } from '../helper.ts';
+import { ConsoleSession, menuOf } from '../support/console-session.ts';
+
+const ctx = await build(t);
+const tenant = await ctx.tenant();
+const other = await ctx.tenant();
+const admin = () => new ConsoleSession(ctx.app);
+
+const loggedIn = async (email = tenant.adminEmail, id = tenant.id) => {
+  const s = admin();
+  const res = await s.login(id, email, PASSWORD);
+  if (res.statusCode !== 303) throw new Error(`login failed: ${res.statusCode}`);
+  return s;
+};
+
+t.test('without a session every page leads to the login, keeping where it was going', async (t) => {
+  const s = admin();
+  t.equal((await s.get('/')).headers.location, '/login');
+  const res = await s.get('/catalog/categories?page=2');
+  t.equal(res.statusCode, 303);
+  t.equal(res.headers.location, `/login?next=${encodeURIComponent('/catalog/categories?page=2')}`);
+  const login = await s.get('/login');
+  t.equal(login.statusCode, 200);
+  t.match(login.headers['content-type'], /text\/html/);
+  t.match(login.headers['content-security-policy'], /script-src 'self'/, 'a page gets the page CSP');
+  t.ok(s.csrf, 'the form carries a CSRF token');
+});
+
+t.test('login', async (t) => {
+  t.test('wrong password: the form again with an alert, no session', async (t) => {
+    const s = admin();
+    const res = await s.login(tenant.id, tenant.adminEmail, 'wrong password');
+    t.equal(res.statusCode, 401);
+    t.match(res.body, /role="alert"/);
+    t.notOk(s.cookies.has('plinth_access'));
+  });
+  t.test('empty fields: an error beside each', async (t) => {
+    const s = admin();
+    await s.get('/login');
+    const res = await s.post('/login', { tenant: '', email: '', password: '' });
+    t.equal(res.statusCode, 400);
+    for (const f of ['tenant', 'email', 'password']) t.match(res.body, new RegExp(`id="login-${f}-error"`));
+  });
+  t.test("a malformed tenant is the API's 400, shown in the form", async (t) => {
+    const res = await admin().login('Not A Tenant!', tenant.adminEmail, PASSWORD);
+    t.equal(res.statusCode, 400);
+    t.match(res.body, /login-tenant-error/);
+  });
+  t.test('without the CSRF token (a forged cross-site post) nothing happens', async (t) => {
+    const s = admin();
+    await s.get('/login');
+    const res = await s.post('/login', { _csrf: 'forged', tenant: tenant.id, email: tenant.adminEmail, password: PASSWORD });
+    t.equal(res.statusCode, 403);
+    t.notOk(s.cookies.has('plinth_access'));
+  });
+  t.test('success: httpOnly SameSite cookies and the page asked for', async (t) => {
+    const s = admin();
+    const res = await s.login(tenant.id, tenant.adminEmail, PASSWORD, '/catalog/categories');
+    t.equal(res.statusCode, 303);
+    t.equal(res.headers.location, '/catalog/categories');
+    const cookies = res.cookies as { name: string; httpOnly?: boolean; sameSite?: string }[];
+    for (const name of ['plinth_access', 'plinth_refresh']) {
+      const c = cookies.find((x) => x.name === name);
+      t.ok(c?.httpOnly, `${name} is httpOnly`);
+      t.equal(c?.sameSite, 'Lax');
+    }
+  });
+  t.test('an address of another site after login is refused (no open redirect)', async (t) => {
+    for (const next of ['//evil.example/x', 'https://evil.example/', '/\\evil.example']) {
+      const res = await admin().login(tenant.id, tenant.adminEmail, PASSWORD, next);
+      t.equal(res.headers.location, '/', next);
+    }
+  });
+});
+
+t.test('the menu holds what the codes allow, and other pages are not there', async (t) => {
+  const s = await loggedIn();
+  const home = await s.get('/');
+  t.equal(home.headers.location, '/dashboard', 'an administrator starts at the dashboard');
+  const page = await s.get('/dashboard');
+  t.equal(page.statusCode, 200);
+  const menu = menuOf(page.body);
+  for (const path of ['/dashboard', '/companies', '/users', '/catalog/products', '/crm/leads']) t.ok(menu.includes(path), path);
+
+  const viewer = await ctx.user(tenant, { codes: ['erp:catalog:view'] });
+  const v = await loggedIn(viewer.email);
+  t.equal((await v.get('/')).headers.location, '/catalog/products');
+  const theirs = menuOf((await v.get('/catalog/products')).body);
+  t.same(theirs, ['/catalog/products', '/catalog/categories']);
+  t.equal((await v.get('/companies')).statusCode, 404, 'a page of an entity they may not read');
+  t.equal((await v.get('/crm/leads')).statusCode, 404);
+  const dashboard = await v.get('/dashboard');
+  t.equal(dashboard.statusCode, 200, 'the dashboard page itself answers…');
+  t.notMatch(dashboard.body, /class="card"/, '…with no card: the API gave none of its data');
+});
+
+t.test('create, read, edit and delete through the forms', async (t) => {
+  const s = await loggedIn();
+  await s.get('/catalog/categories/new');
+
+  const missing = await s.post('/catalog/categories', { name: '', description: 'x', isActive: ['false', 'true'] });
+  t.equal(missing.statusCode, 400, 'a required field left empty');
+  t.match(missing.body, /id="field-name-error"/);
+  t.match(missing.body, /id="field-name"[^>]*aria-invalid="true"/);
+  t.match(missing.body, /name="description"[^>]*>x<\/textarea>/, 'what was typed stays in the form');
+
+  const tooLong = await s.post('/catalog/categories', { name: 'n'.repeat(121) });
+  t.equal(tooLong.statusCode, 400, 'the API checks what the form cannot');
+  t.match(tooLong.body, /id="field-name-error"/);
+
+  const created = await s.post('/catalog/categories', { name: 'Garden <tools>', description: '', isActive: ['false', 'true'] });
+  t.equal(created.statusCode, 303);
+  const url = created.headers.location!.replace(/\?.*/, '');
+  t.match(url, /^\/catalog\/categories\/[0-9a-f-]{36}$/);
+  const detail = await s.get(created.headers.location!);
+  t.equal(detail.statusCode, 200);
+  t.match(detail.body, /Garden &lt;tools&gt;/, 'text is escaped');
+  t.match(detail.body, /role="status"/);
+
+  const list = await s.get('/catalog/categories?search=garden');
+  t.match(list.body, /Garden &lt;tools&gt;/);
+  t.match(list.body, /1 in all/);
+
+  const edit = await s.get(`${url}/edit`);
+  const version = /name="_version" value="(\d+)"/.exec(edit.body)![1];
+  const saved = await s.post(url, { _version: version, name: 'Garden', description: 'Spades', isActive: 'false', parentId: '' });
+  t.equal(saved.statusCode, 303);
+  const after = await ctx.as(tenant.adminToken, { method: 'GET', url: `/api/categories/${url.split('/').pop()}` });
+  t.match(after.json(), { name: 'Garden', description: 'Spades', isActive: false });
+
+  const stale = await s.post(url, { _version: version, name: 'Lost edit', isActive: 'true' });
+  t.equal(stale.statusCode, 412, 'a stale edit is a conflict…');
+  t.match(stale.body, /id="form-conflict"/);
+  t.match(stale.body, /value="Lost edit"/, '…and keeps what the user typed');
+  t.equal((await ctx.as(tenant.adminToken, { method: 'GET', url: `/api/categories/${url.split('/').pop()}` })).json().name, 'Garden', 'nothing was overwritten');
+
+  const confirm = await s.get(`${url}/delete`);
+  t.equal(confirm.statusCode, 200);
+  const current = /name="_version" value="(\d+)"/.exec(confirm.body)![1];
+  const forged = await s.post(`${url}/delete`, { _csrf: 'forged', _version: current });
+  t.equal(forged.statusCode, 403, 'a delete without the CSRF token does nothing');
+  const deleted = await s.post(`${url}/delete`, { _version: current });
+  t.equal(deleted.statusCode, 303);
+  t.equal(deleted.headers.location, '/catalog/categories?notice=deleted');
+  t.equal((await s.get(url)).statusCode, 404);
+});
+
+t.test("a referenced row that may not be deleted: the API's 409 on a page", async (t) => {
+  const s = await loggedIn();
+  const parent = (await ctx.as(tenant.adminToken, { method: 'POST', url: '/api/categories', payload: { name: 'Parent' } })).json();
+  const child = (await ctx.as(tenant.adminToken, { method: 'POST', url: '/api/categories', payload: { name: 'Child', parentId: parent.id } })).json();
+  await s.get(`/catalog/categories/${parent.id}/delete`);
+  const res = await s.post(`/catalog/categories/${parent.id}/delete`, { _version: String(parent.version) });
+  t.equal(res.statusCode, 409);
+  t.match(res.body, /role="alert"/);
+  const detail = await s.get(`/catalog/categories/${child.id}`);
+  t.match(detail.body, new RegExp(`href="/catalog/categories/${parent.id}">Parent</a>`), 'a reference reads as its label, linked');
+});
+
+t.test('bad input to the pages', async (t) => {
+  const s = await loggedIn();
+  t.equal((await s.get('/catalog/categories/not-a-uuid')).statusCode, 400);
+  t.equal((await s.get('/catalog/categories/00000000-0000-4000-8000-000000000000')).statusCode, 404);
+  const odd = await s.get('/catalog/categories?page=-5&size=7&sort=password&isActive=maybe&search=' + 'x'.repeat(5000));
+  t.ok(odd.statusCode < 500, 'nonsense in the query is no server error');
+  t.equal((await s.post('/catalog/categories', { name: 'A\u0000B' })).statusCode, 400, 'a NUL byte');
+  const json = await ctx.app.inject({ method: 'POST', url: '/catalog/categories', payload: { name: 'x' }, headers: { cookie: s.cookieHeader } });
+  t.equal(json.statusCode, 403, 'a JSON post without the token is refused like a form');
+});
+
+t.test("another tenant's rows are not reachable through the console", async (t) => {
+  const theirs = (await ctx.as(other.adminToken, { method: 'POST', url: '/api/categories', payload: { name: 'Secret' } })).json();
+  const s = await loggedIn();
+  t.equal((await s.get(`/catalog/categories/${theirs.id}`)).statusCode, 404);
+  t.equal((await s.get(`/catalog/categories/${theirs.id}/edit`)).statusCode, 404);
+  await s.get('/catalog/categories/new');
+  const res = await s.post(`/catalog/categories/${theirs.id}/delete`, { _version: String(theirs.version) });
+  t.equal(res.statusCode, 404);
+  t.notMatch((await s.get('/catalog/categories?size=100')).body, /Secret/);
+});
+
+t.test('an expired access token is renewed from the refresh cookie; logout ends the session', async (t) => {
+  const s = await loggedIn();
+  const refresh = s.cookies.get('plinth_refresh');
+  s.cookies.set('plinth_access', 'expired.or.forged');
+  const page = await s.get('/catalog/categories');
+  t.equal(page.statusCode, 200);
+  t.not(s.cookies.get('plinth_refresh'), refresh, 'the refresh token rotated');
+  const out = await s.post('/logout', {});
+  t.equal(out.headers.location, '/login');
+  t.notOk(s.cookies.has('plinth_access'));
+  // the cookies a thief copied before the logout no longer open anything
+  const thief = admin();
+  thief.cookies.set('plinth_refresh', s.cookies.get('plinth_refresh') ?? refresh!);
+  t.equal((await thief.get('/catalog/categories')).statusCode, 303);
+});
+
+t.test('the company and language switchers', async (t) => {
+  const s = await loggedIn();
+  await s.get('/catalog/categories');
+  const foreign = await s.post('/console/company', { value: '00000000-0000-4000-8000-000000000000', back: '//evil.example' });
+  t.equal(foreign.headers.location, '/', 'back to this site only');
+  const page = await s.get('/catalog/categories');
+  t.equal(page.statusCode, 200, 'a company the user is not in falls back to their own');
+  t.notOk(s.cookies.has('plinth_company'));
+  const lang = await s.post('/console/language', { value: 'de', back: '/catalog/categories' });
+  t.equal(lang.headers.location, '/catalog/categories');
+  t.equal(s.cookies.get('plinth_language'), 'de');
+  await s.post('/console/language', { value: 'xx-not-offered' });
+  t.notOk(s.cookies.has('plinth_language'), 'a language not offered is not kept');
+});
+
+t.test("a reference's options: the rows the user may read, narrowed by a search", async (t) => {
+  const tools = (await ctx.as(tenant.adminToken, { method: 'POST', url: '/api/categories', payload: { name: 'Power tools' } })).json();
+  await ctx.as(other.adminToken, { method: 'POST', url: '/api/categories', payload: { name: 'Power tools elsewhere' } });
+  const s = await loggedIn();
+  const form = await s.get('/catalog/products/new');
+  t.match(form.body, new RegExp(`<option value="${tools.id}"[^>]*>Power tools</option>`), 'the create form lists them');
+  const found = await s.get('/catalog/products/options/categoryId?_search=power');
+  t.equal(found.statusCode, 200);
+  t.match(found.body, /Power tools/);
+  t.notMatch(found.body, /elsewhere/, "never another tenant's");
+  t.equal((await s.get('/catalog/products/options/name')).statusCode, 404, 'only reference fields have options');
+});
