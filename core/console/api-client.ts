@@ -78,7 +78,8 @@ export class ConsoleApi {
       },
       ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
     });
-    return { status: res.statusCode, ok: res.statusCode < 300, body: (res.body ? res.json() : null) as T, headers: res.headers };
+    const json = /json/.test(String(res.headers['content-type'] ?? ''));
+    return { status: res.statusCode, ok: res.statusCode < 300, body: (json && res.body ? res.json() : res.body || null) as T, headers: res.headers };
   }
 
   /** Renews the tokens from the refresh cookie; false when the session cannot be renewed. */

@@ -3,7 +3,7 @@
 // client of the API (api-client.ts); its own routes live in one encapsulated
 // plugin, so the form parser, cookies and CSRF checks never reach the API,
 // which stays JSON with bearer tokens.
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -19,10 +19,23 @@ import { loadPage, type Page } from './shell.ts';
 import { registerEntityPages, type ConsoleRenderer } from './entity-pages.ts';
 import { registerSessionPages } from './login-pages.ts';
 import { modulePages, registerModulePage } from './module-pages.ts';
+import { registerApiRelay } from './api-relay.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const VIEWS = join(HERE, 'views');
-const vendor = (specifier: string) => dirname(fileURLToPath(import.meta.resolve(specifier)));
+/** The folder of an installed package: from its resolved entry file up to its package.json. */
+function packageDir(name: string): string {
+  let dir = dirname(fileURLToPath(import.meta.resolve(name)));
+  while (!existsSync(join(dir, 'package.json')) || JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).name !== name) dir = dirname(dir);
+  return dir;
+}
+
+/** Browser files served from installed packages, by URL under /console/vendor/. */
+const VENDOR: Record<string, { pkg: string; dir: string; files: string[] }> = {
+  htmx: { pkg: 'htmx.org', dir: 'dist', files: ['htmx.min.js'] },
+  echarts: { pkg: 'echarts', dir: 'dist', files: ['echarts.min.js'] },
+  gridstack: { pkg: 'gridstack', dir: 'dist', files: ['gridstack-all.js', 'gridstack.min.css'] },
+};
 
 const LAYOUT = { layout: 'layout.hbs' };
 
@@ -47,7 +60,22 @@ export async function installConsole(app: FastifyInstance, kernel: Kernel): Prom
     // compiled once and kept: the views are part of the release
     await scope.register(view, { engine: { handlebars: engine }, root: VIEWS, viewExt: 'hbs', production: true });
     await scope.register(fastifyStatic, { root: join(HERE, 'assets'), prefix: '/console/assets/', index: false, maxAge: '1h' });
-    await scope.register(fastifyStatic, { root: vendor('htmx.org'), prefix: '/console/vendor/htmx/', decorateReply: false, index: false, maxAge: '1d', allowedPath: (p) => p === '/htmx.min.js' });
+    for (const [name, { pkg, dir, files }] of Object.entries(VENDOR)) {
+      const allowed = new Set(files.map((f) => `/${f}`));
+      await scope.register(fastifyStatic, {
+        root: join(packageDir(pkg), dir),
+        prefix: `/console/vendor/${name}/`,
+        decorateReply: false,
+        index: false,
+        maxAge: '1d',
+        allowedPath: (p) => allowed.has(p),
+      });
+    }
+    // a module's own browser files (plugins/<module>/assets/), for the pages it draws
+    for (const { manifest } of kernel.modules) {
+      const root = join(kernel.config.pluginsDir, manifest.id, 'assets');
+      if (existsSync(root)) await scope.register(fastifyStatic, { root, prefix: `/console/modules/${manifest.id}/`, decorateReply: false, index: false, maxAge: '1h' });
+    }
 
     const ui: ConsoleRenderer = {
       load: (request, reply) => loadPage(scope, request, reply, special, languages),
@@ -60,6 +88,7 @@ export async function installConsole(app: FastifyInstance, kernel: Kernel): Prom
     scope.setErrorHandler((error: FastifyError, request, reply) => renderError(error, request, reply));
 
     registerSessionPages(scope, kernel);
+    registerApiRelay(scope);
     for (const entry of entries) if (!special.has(entry.path)) registerEntityPages(scope, entry, ui);
     for (const page of pages) registerModulePage(scope, engine, page, ui);
     scope.get('/', async (request, reply) => {

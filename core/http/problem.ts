@@ -180,8 +180,16 @@ export const frameworkErrors = handleError;
 export function installProblemHandling(app: FastifyInstance): void {
   app.addSchema(ProblemSchema);
   app.setErrorHandler(handleError);
-  app.setNotFoundHandler((request, reply) => sendProblem(request, reply, { code: 'NOT_FOUND', detail: `no route ${request.method} ${request.url.split('?')[0]}` }));
+  app.setNotFoundHandler((request, reply) => {
+    // a person following a stale link to a console page gets a page, not JSON
+    if (request.method === 'GET' && !request.url.startsWith('/api') && /text\/html/.test(request.headers.accept ?? '')) return reply.code(404).type('text/html; charset=utf-8').send(NOT_FOUND_PAGE);
+    return sendProblem(request, reply, { code: 'NOT_FOUND', detail: `no route ${request.method} ${request.url.split('?')[0]}` });
+  });
 }
+
+const NOT_FOUND_PAGE =
+  '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Not found · Plinth</title>' +
+  '<link rel="stylesheet" href="/console/assets/console.css"></head><body><main id="main" class="bare"><h1>Not found</h1><p>There is no such page.</p><p><a href="/">Go to the start page</a></p></main></body></html>';
 
 /** Statuses whose answers say when to try again. */
 const RETRY_STATUSES = new Set([429, 503]);

@@ -227,3 +227,39 @@ t.test("a reference's options: the rows the user may read, narrowed by a search"
   t.notMatch(found.body, /elsewhere/, "never another tenant's");
   t.equal((await s.get('/catalog/products/options/name')).statusCode, 404, 'only reference fields have options');
 });
+
+t.test("the relay for a page's scripts: the API as the user, changes only with the page's CSRF token", async (t) => {
+  const s = await loggedIn();
+  await s.get('/catalog/categories');
+  const relay = (method: 'GET' | 'POST', url: string, payload?: unknown, token = s.csrf) =>
+    ctx.app.inject({
+      method,
+      url,
+      headers: { cookie: s.cookieHeader, 'x-csrf-token': token, ...(payload ? { 'content-type': 'application/json' } : {}) },
+      ...(payload ? { payload: JSON.stringify(payload) } : {}),
+    });
+  const list = await relay('GET', '/console/api/categories?size=1');
+  t.equal(list.statusCode, 200);
+  t.type(list.json().total, 'number');
+  const made = await relay('POST', '/console/api/categories', { name: 'Relayed' });
+  t.equal(made.statusCode, 201);
+  t.ok(made.headers.etag);
+  t.equal((await relay('POST', '/console/api/categories', { name: 'Forged' }, 'forged')).statusCode, 403, 'no token, no change');
+  t.equal((await relay('POST', '/console/api/categories', { name: 'x', bogus: 1 })).statusCode, 400, "the API's own validation");
+  t.equal((await relay('POST', '/console/api/auth/refresh', { refreshToken: 'x'.repeat(20) })).statusCode, 404, 'the session is not relayed');
+  const anonymous = await ctx.app.inject({ method: 'GET', url: '/console/api/categories' });
+  t.equal(anonymous.statusCode, 401, 'without a session: 401, not a redirect');
+});
+
+t.test('assets, and a page that does not exist', async (t) => {
+  for (const url of ['/console/assets/console.css', '/console/vendor/htmx/htmx.min.js', '/console/vendor/echarts/echarts.min.js', '/console/vendor/gridstack/gridstack-all.js']) {
+    t.equal((await ctx.app.inject({ method: 'GET', url })).statusCode, 200, url);
+  }
+  t.equal((await ctx.app.inject({ method: 'GET', url: '/console/vendor/htmx/package.json' })).statusCode, 404, 'only the files named');
+  t.equal((await ctx.app.inject({ method: 'GET', url: '/console/vendor/htmx/../../package.json' })).statusCode, 404);
+  const page = await ctx.app.inject({ method: 'GET', url: '/no/such/page', headers: { accept: 'text/html' } });
+  t.equal(page.statusCode, 404);
+  t.match(page.headers['content-type'], /text\/html/);
+  const api = await ctx.app.inject({ method: 'GET', url: '/api/no-such-route', headers: { accept: 'text/html' } });
+  t.match(api.headers['content-type'], /problem\+json/, 'the API stays JSON');
+});

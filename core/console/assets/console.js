@@ -1,6 +1,33 @@
-// Progressive enhancement only: every page works without this file.
-// htmx 4 swaps 4xx answers too; the console's error pages are whole pages, so
-// a failed partial request reloads the page to show them in full.
+// Progressive enhancement only: every generic page works without this file.
+// Pages with scripts of their own (a board, a dashboard) call the API through
+// plinth.api, which goes through the console's relay with the page's CSRF token.
+window.plinth = {
+  /** fetch('/console/api' + path): JSON in and out; resolves to { status, ok, body } */
+  async api(method, path, body, headers = {}) {
+    const token = document.querySelector('meta[name="csrf-token"]')?.content ?? '';
+    const res = await fetch(`/console/api${path}`, {
+      method,
+      credentials: 'same-origin',
+      headers: { 'x-csrf-token': token, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let parsed = text;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      // CSV and other text answers stay text
+    }
+    if (res.status === 401) window.location.assign(`/login?next=${encodeURIComponent(window.location.pathname + window.location.search)}`);
+    return { status: res.status, ok: res.ok, body: parsed, headers: res.headers };
+  },
+  /** the JSON a page put in <script type="application/json" id="…"> for its script */
+  data(id) {
+    const el = document.getElementById(id);
+    return el ? JSON.parse(el.textContent) : null;
+  },
+};
+
 document.addEventListener('DOMContentLoaded', () => {
   // the switchers submit on change; their buttons stay for keyboards without a change event
   for (const form of document.querySelectorAll('form[data-autosubmit]')) {
