@@ -18,6 +18,8 @@ export interface ConsoleRenderer {
 interface Entry {
   path: string;
   entity: string;
+  /** a module's pages of one row (a project's board): linked from the detail page */
+  rowPages: { title: string; suffix: string }[];
 }
 
 const PAGE_SIZES = [10, 25, 50, 100];
@@ -117,6 +119,7 @@ export function registerEntityPages(app: FastifyInstance, entry: Entry, ui: Cons
       fields: fields.map((f) => ({ label: f.label, ...cellOf(page, f, row[f.name], labels) })),
       canEdit: entity.actions.includes('update'),
       canDelete: entity.actions.includes('delete'),
+      links: entry.rowPages.map((p) => ({ title: p.title, url: `${path}/${encodeURIComponent(row.id)}${p.suffix}` })),
     });
   });
 

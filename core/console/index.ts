@@ -18,7 +18,7 @@ import { LoginRequired } from './api-client.ts';
 import { loadPage, type Page } from './shell.ts';
 import { registerEntityPages, type ConsoleRenderer } from './entity-pages.ts';
 import { registerSessionPages } from './login-pages.ts';
-import { modulePages, registerModulePage } from './module-pages.ts';
+import { modulePages, registerModulePage, rowPages } from './module-pages.ts';
 import { registerApiRelay } from './api-relay.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -46,7 +46,8 @@ export async function installConsole(app: FastifyInstance, kernel: Kernel): Prom
   const languages = kernel.config.consoleLanguages;
   const entries = kernel.services.menu.filter((e): e is typeof e & { entity: string } => e.entity !== null);
   const pages = modulePages(kernel);
-  const special = new Set(pages.map((p) => p.path));
+  // menu paths a module draws itself (pages below a path, with parameters, are not menu entries)
+  const special = new Set(pages.filter((p) => p.path === p.entry).map((p) => p.path));
   const engine = viewEngine();
 
   await app.register(async (scope) => {
@@ -89,7 +90,7 @@ export async function installConsole(app: FastifyInstance, kernel: Kernel): Prom
 
     registerSessionPages(scope, kernel);
     registerApiRelay(scope);
-    for (const entry of entries) if (!special.has(entry.path)) registerEntityPages(scope, entry, ui);
+    for (const entry of entries) if (!special.has(entry.path)) registerEntityPages(scope, { ...entry, rowPages: rowPages(pages, entry.path) }, ui);
     for (const page of pages) registerModulePage(scope, engine, page, ui);
     scope.get('/', async (request, reply) => {
       const page: Page = await ui.load(request, reply);

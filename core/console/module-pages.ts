@@ -9,29 +9,39 @@ import type { Kernel } from '../kernel.ts';
 import type { ConsolePage } from '../context/plugin-module.ts';
 import type { ConsoleRenderer } from './entity-pages.ts';
 
-interface ModulePage {
+export interface ModulePage {
   module: string;
   path: string;
-  label: string;
+  /** the menu entry's path it is, or is below */
+  entry: string;
+  title: string;
   page: ConsolePage;
 }
 
-/** Every page the modules export, each checked against its module's menu. */
+const PATH = /^(\/([a-z0-9-]+|:[a-z][A-Za-z0-9]*))+$/;
+
+/** Every page the modules export, each checked against its module's menu: at an entry's path, or below it. */
 export function modulePages(kernel: Kernel): ModulePage[] {
   return kernel.modules.flatMap(({ manifest, plugin }) =>
     Object.entries(plugin?.pages ?? {}).map(([path, page]) => {
-      const entry = (manifest.menu ?? []).find((e) => e.path === path);
-      if (!entry) throw new Error(`plugins/${manifest.id}/index.ts exports a console page for ${path}, which no menu entry of manifests/${manifest.id}.json names`);
-      return { module: manifest.id, path, label: entry.label, page };
+      const entry = PATH.test(path) ? (manifest.menu ?? []).find((e) => path === e.path || path.startsWith(`${e.path}/`)) : undefined;
+      if (!entry) throw new Error(`plugins/${manifest.id}/index.ts exports a console page for ${path}, which is no path of a menu entry of manifests/${manifest.id}.json, nor below one`);
+      return { module: manifest.id, path, entry: entry.path, title: page.title ?? entry.label, page };
     }),
   );
 }
 
-export function registerModulePage(app: FastifyInstance, engine: typeof handlebars, { path, label, page }: ModulePage, ui: ConsoleRenderer): void {
+/** The pages of one row below an entity's pages (<path>/:id/<name>), as links its detail page shows. */
+export function rowPages(pages: ModulePage[], path: string): { title: string; suffix: string }[] {
+  const prefix = `${path}/:id/`;
+  return pages.filter((p) => p.path.startsWith(prefix) && !p.path.slice(prefix.length).includes(':')).map((p) => ({ title: p.title, suffix: p.path.slice(prefix.length - 1) }));
+}
+
+export function registerModulePage(app: FastifyInstance, engine: typeof handlebars, { path, title, page }: ModulePage, ui: ConsoleRenderer): void {
   const template = engine.compile(readFileSync(fileURLToPath(page.view), 'utf8'), { strict: false });
   app.get(path, async (request, reply) => {
     const shell = await ui.load(request, reply);
-    const data = await page.load(shell.api, request.query as Record<string, string | undefined>);
-    return ui.render(reply, shell, 'module-page', { title: label, content: template(data) });
+    const data = await page.load(shell.api, request.query as Record<string, string | undefined>, request.params as Record<string, string>);
+    return ui.render(reply, shell, 'module-page', { title, content: template(data) });
   });
 }

@@ -108,16 +108,21 @@ export interface PageApi {
 }
 
 /**
- * A page of the web console a module draws itself (a dashboard), at the web
- * path of one of its manifest's menu entries. It reads through the API as the
- * user, so it shows only what the user may read; the console puts its HTML in
- * the layout with the menu.
+ * A page of the web console a module draws itself (a dashboard, a board), at
+ * the web path of one of its manifest's menu entries, or below one with
+ * parameters (/pm/projects/:id/board: a page of one project, linked from the
+ * project's detail page). It reads through the API as the user, so it shows
+ * only what the user may read; the console puts its HTML in the layout with
+ * the menu. Its scripts (plugins/<module>/assets/, at /console/modules/<module>/)
+ * change data through plinth.api (the console's relay to the API).
  */
 export interface ConsolePage {
   /** the page's handlebars template, a file of the module: new URL('./views/x.hbs', import.meta.url) */
   view: URL;
-  /** the template's data, read through `api`; `query` is the page's query string */
-  load(api: PageApi, query: Record<string, string | undefined>): Promise<Record<string, unknown>>;
+  /** heading and link text; default: the menu entry's label */
+  title?: string;
+  /** the template's data, read through `api`; `query` is the page's query string, `params` its path parameters */
+  load(api: PageApi, query: Record<string, string | undefined>, params: Record<string, string>): Promise<Record<string, unknown>>;
 }
 
 export interface PluginModule {
@@ -131,6 +136,6 @@ export interface PluginModule {
   subscribers?: Record<string, Subscriber>;
   /** by name; enqueued as "<module>.<name>" (ctx.enqueue) */
   jobs?: Record<string, JobDefinition>;
-  /** console pages by the web path of the manifest's menu entry they serve */
+  /** console pages by web path: a menu entry's path of the manifest, or one below it (/pm/projects/:id/board) */
   pages?: Record<string, ConsolePage>;
 }
