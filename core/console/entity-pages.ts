@@ -28,10 +28,11 @@ const problemOf = (body: unknown): Problem => body as Problem;
 
 export function registerEntityPages(app: FastifyInstance, entry: Entry, ui: ConsoleRenderer): void {
   const { path } = entry;
-  const entityOf = (page: Page): MetaEntity => {
+  /** The entity as this user sees it; a page for an action they may not take is as if there were none. */
+  const entityOf = (page: Page, action: MetaEntity['actions'][number] = 'read'): MetaEntity => {
     const entity = page.entity(entry.entity);
     // not readable by this user (or routed without a collection path): as if there were no page
-    if (!entity?.path || entity.path.includes(':')) throw Object.assign(new Error('no such page'), { statusCode: 404 });
+    if (!entity?.path || entity.path.includes(':') || !entity.actions.includes(action)) throw Object.assign(new Error('no such page'), { statusCode: 404 });
     return entity;
   };
   const rowUrl = (entity: MetaEntity, id: string) => `${entity.path}/${encodeURIComponent(id)}`;
@@ -83,13 +84,13 @@ export function registerEntityPages(app: FastifyInstance, entry: Entry, ui: Cons
 
   app.get(`${path}/new`, async (request, reply) => {
     const page = await ui.load(request, reply);
-    const entity = entityOf(page);
+    const entity = entityOf(page, 'create');
     return ui.render(reply, page, 'form', await formData(page, entity, { mode: 'create', path, values: {} }));
   });
 
   app.post(path, { preHandler: app.csrfProtection }, async (request, reply) => {
     const page = await ui.load(request, reply);
-    const entity = entityOf(page);
+    const entity = entityOf(page, 'create');
     const form = (request.body ?? {}) as FormData;
     const { body, errors } = bodyOf(entity.fields, form, 'create');
     if (!errors.length) {
@@ -125,7 +126,7 @@ export function registerEntityPages(app: FastifyInstance, entry: Entry, ui: Cons
 
   app.get(`${path}/:id/edit`, async (request, reply) => {
     const page = await ui.load(request, reply);
-    const entity = entityOf(page);
+    const entity = entityOf(page, 'update');
     const { id } = request.params as { id: string };
     const res = await page.api.get<Row>(rowUrl(entity, id));
     if (!res.ok) return ui.render(reply, page, 'problem', { title: entity.label, problem: problemOf(res.body), back: path }, res.status);
@@ -135,7 +136,7 @@ export function registerEntityPages(app: FastifyInstance, entry: Entry, ui: Cons
 
   app.post(`${path}/:id`, { preHandler: app.csrfProtection }, async (request, reply) => {
     const page = await ui.load(request, reply);
-    const entity = entityOf(page);
+    const entity = entityOf(page, 'update');
     const { id } = request.params as { id: string };
     const form = (request.body ?? {}) as FormData;
     const version = String(form._version ?? '');
@@ -149,7 +150,7 @@ export function registerEntityPages(app: FastifyInstance, entry: Entry, ui: Cons
 
   app.get(`${path}/:id/delete`, async (request, reply) => {
     const page = await ui.load(request, reply);
-    const entity = entityOf(page);
+    const entity = entityOf(page, 'delete');
     const { id } = request.params as { id: string };
     const res = await page.api.get<Row>(rowUrl(entity, id));
     if (!res.ok) return ui.render(reply, page, 'problem', { title: entity.label, problem: problemOf(res.body), back: path }, res.status);
@@ -159,7 +160,7 @@ export function registerEntityPages(app: FastifyInstance, entry: Entry, ui: Cons
 
   app.post(`${path}/:id/delete`, { preHandler: app.csrfProtection }, async (request, reply) => {
     const page = await ui.load(request, reply);
-    const entity = entityOf(page);
+    const entity = entityOf(page, 'delete');
     const { id } = request.params as { id: string };
     const version = String((request.body as FormData | undefined)?._version ?? '');
     const res = await page.api.call('DELETE', rowUrl(entity, id), undefined, /^\d+$/.test(version) ? { 'if-match': `"${version}"` } : {});
