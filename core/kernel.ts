@@ -86,6 +86,8 @@ export interface Kernel {
   clock: Clock;
   /** wake-ups of waiting module code, across processes (ctx.signal, ctx.waitForSignal) */
   signals: Signals;
+  /** a generation per tenant and table, bumped by every committed write: what a cache of table data checks */
+  changes: DataChanges;
   /**
    * A context without a request (jobs, subscribers, scripts, demo data): the
    * same scoped data access, ability and transactions a request gets.
@@ -163,6 +165,7 @@ export async function openKernel(config: Config): Promise<Kernel> {
     files: diskFiles(config),
     clock: config.clock ?? systemClock,
     signals,
+    changes,
     model(name: string) {
       const m = models.get(name);
       if (!m) throw new Error(`no module declares entity "${name}"`);
@@ -271,6 +274,14 @@ function menuOf(manifests: Manifest[]): MenuEntry[] {
   const routed = new Map<string, string>();
   for (const m of manifests) for (const r of m.routes ?? []) if ('entity' in r && !routed.has(r.path)) routed.set(r.path, r.entity);
   return manifests.flatMap((m) =>
-    (m.menu ?? []).map((e) => ({ module: m.id, label: e.label, path: e.path, permission: e.permission, icon: e.icon ?? null, entity: e.entity ?? routed.get(`/api${e.path}`) ?? null })),
+    (m.menu ?? []).map((e) => ({
+      module: m.id,
+      label: e.label,
+      path: e.path,
+      permission: e.permission,
+      icon: e.icon ?? null,
+      entity: e.entity ?? routed.get(`/api${e.path}`) ?? null,
+      page: e.page ?? null,
+    })),
   );
 }

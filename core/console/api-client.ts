@@ -82,8 +82,15 @@ export class ConsoleApi {
     return { status: res.statusCode, ok: res.statusCode < 300, body: (json && res.body ? res.json() : res.body || null) as T, headers: res.headers };
   }
 
-  /** Renews the tokens from the refresh cookie; false when the session cannot be renewed. */
-  async #refresh(): Promise<boolean> {
+  #refreshing: Promise<boolean> | undefined;
+
+  /** Renews the tokens from the refresh cookie once, however many calls of this request met a 401 at once (a second use of the token would end the session). */
+  #refresh(): Promise<boolean> {
+    this.#refreshing ??= this.#renew();
+    return this.#refreshing;
+  }
+
+  async #renew(): Promise<boolean> {
     const refreshToken = this.#request.cookies[COOKIES.refresh];
     if (!refreshToken) return false;
     const res = await this.#app.inject({ method: 'POST', url: '/api/auth/refresh', remoteAddress: this.#request.ip, payload: { refreshToken } });

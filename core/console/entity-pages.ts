@@ -23,7 +23,8 @@ interface Entry {
 }
 
 const PAGE_SIZES = [10, 25, 50, 100];
-const NOTICES: Record<string, string> = { created: 'Created.', saved: 'Saved.', deleted: 'Deleted.' };
+/** ?notice= after a redirect: the key of its text */
+const NOTICES: Record<string, string> = { created: 'notice.created', saved: 'notice.saved', deleted: 'notice.deleted' };
 const problemOf = (body: unknown): Problem => body as Problem;
 
 export function registerEntityPages(app: FastifyInstance, entry: Entry, ui: ConsoleRenderer): void {

@@ -20,6 +20,7 @@ import { registerEntityPages, type ConsoleRenderer } from './entity-pages.ts';
 import { registerSessionPages } from './login-pages.ts';
 import { modulePages, registerModulePage, rowPages } from './module-pages.ts';
 import { registerApiRelay } from './api-relay.ts';
+import { registerTranslationPage } from './translation-pages.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const VIEWS = join(HERE, 'views');
@@ -38,6 +39,7 @@ const VENDOR: Record<string, { pkg: string; dir: string; files: string[] }> = {
 };
 
 const LAYOUT = { layout: 'layout.hbs' };
+const CONSOLE_TEXTS: Record<string, string> = JSON.parse(readFileSync(join(HERE, 'texts.en.json'), 'utf8'));
 
 /** Form posts are small: the largest is an entity form. */
 const FORM_LIMIT = 256 * 1024;
@@ -47,7 +49,8 @@ export async function installConsole(app: FastifyInstance, kernel: Kernel): Prom
   const entries = kernel.services.menu.filter((e): e is typeof e & { entity: string } => e.entity !== null);
   const pages = modulePages(kernel);
   // menu paths a module draws itself (pages below a path, with parameters, are not menu entries)
-  const special = new Set(pages.filter((p) => p.path === p.entry).map((p) => p.path));
+  const translationPages = kernel.services.menu.filter((e) => e.page === 'translations');
+  const special = new Set([...pages.filter((p) => p.path === p.entry).map((p) => p.path), ...translationPages.map((e) => e.path)]);
   const engine = viewEngine();
 
   await app.register(async (scope) => {
@@ -92,6 +95,7 @@ export async function installConsole(app: FastifyInstance, kernel: Kernel): Prom
     registerApiRelay(scope);
     for (const entry of entries) if (!special.has(entry.path)) registerEntityPages(scope, { ...entry, rowPages: rowPages(pages, entry.path) }, ui);
     for (const page of pages) registerModulePage(scope, engine, page, ui);
+    for (const entry of translationPages) registerTranslationPage(scope, entry, ui, languages);
     scope.get('/', async (request, reply) => {
       const page: Page = await ui.load(request, reply);
       const first = page.shell.firstPath as string | null;
@@ -128,5 +132,9 @@ function viewEngine(): typeof handlebars {
   const dir = join(VIEWS, 'partials');
   for (const f of readdirSync(dir).filter((n) => n.endsWith('.hbs'))) engine.registerPartial(f.slice(0, -4), readFileSync(join(dir, f), 'utf8'));
   engine.registerHelper('eq', (a: unknown, b: unknown) => a === b);
+  // {{t "key"}}: the console's text in the page's language (shell.texts), else the built-in English
+  engine.registerHelper('t', function (key: string, options: { data: { root: { shell?: { texts?: Record<string, string> } } } }) {
+    return options.data.root.shell?.texts?.[key] ?? CONSOLE_TEXTS[key] ?? key;
+  });
   return engine;
 }

@@ -51,7 +51,7 @@ export async function loadPage(app: FastifyInstance, request: FastifyRequest, re
   const api = new ConsoleApi(app, request, reply);
   // one after the other: the first may rotate the tokens, the second then uses the new ones
   const me = await api.get<Me>('/api/auth/me');
-  const meta = await api.get<Meta>('/api/meta');
+  const [meta, texts] = await Promise.all([api.get<Meta>('/api/meta'), api.get<{ texts: Record<string, Record<string, string>> }>('/api/translations/catalog?namespaces=console')]);
   if (!me.ok || !meta.ok) throw new LoginRequired();
   const entities = new Map(meta.body.entities.map((e) => [e.name, e]));
   const served = meta.body.menu.filter((e) => special.has(e.path) || (e.entity !== null && entities.has(e.entity)));
@@ -76,6 +76,8 @@ export async function loadPage(app: FastifyInstance, request: FastifyRequest, re
     shell: {
       user: me.body,
       csrf: reply.generateCsrf(),
+      // the console's own strings in the user's language ({{t "key"}} in the views)
+      texts: texts.ok ? texts.body.texts.console : {},
       menu: groups,
       firstPath: served[0]?.path ?? null,
       companies: me.body.companies.map((c) => ({ ...c, label: c.name ? `${c.name} (${c.code})` : c.code, selected: c.id === me.body.companyId })),

@@ -75,6 +75,8 @@ export interface MenuEntry {
   icon: string | null;
   /** the entity whose generic console pages the entry opens, if any */
   entity: string | null;
+  /** a page the console draws itself (translations: the module's interface texts) */
+  page: 'translations' | null;
 }
 
 /** One of many jobs of a kind sent at once: its data, and its tries if not the job's declaration. */

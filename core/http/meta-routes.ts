@@ -10,6 +10,11 @@ import { accessFilter, type Ability } from '../access/abilities.ts';
 import { ADMIN_ROLE } from '../access/role-directory.ts';
 import { FieldTypes } from '../manifest/format.ts';
 import { success } from './headers.ts';
+import { entityKey, fieldKey, menuKey, type InterfaceTexts } from './interface-texts.ts';
+import { languagePreference } from '../i18n.ts';
+
+/** A label in the caller's language: the tenant's text for its key, else the manifest's. */
+type Label = (module: string, key: string, fallback: string) => string;
 
 const Str = (description: string) => Type.String({ description });
 
@@ -63,6 +68,7 @@ const Meta = Type.Object(
           permission: Type.String(),
           icon: Type.Union([Type.String(), Type.Null()]),
           entity: Type.Union([Type.String(), Type.Null()], { description: 'the entity whose list, detail and form pages the entry opens; null: a page of its own' }),
+          page: Type.Union([Type.Literal('translations'), Type.Null()], { description: 'a page the console draws itself: translations, the interface texts of the module' }),
         },
         { additionalProperties: false },
       ),
@@ -85,11 +91,11 @@ const WIDGETS: Record<string, string> = {
   ref: 'reference',
 };
 
-function describeField(model: EntityModel, f: FieldModel) {
+function describeField(model: EntityModel, f: FieldModel, label: Label) {
   return {
     name: f.name,
     type: f.type,
-    label: f.label ?? f.name,
+    label: label(model.module, fieldKey(model.name, f.name), f.label ?? f.name),
     widget: f.widget ?? WIDGETS[f.type],
     required: f.required === true,
     readOnly: !model.writable.includes(f),
@@ -104,24 +110,24 @@ function describeField(model: EntityModel, f: FieldModel) {
   };
 }
 
-function describeEntity(model: EntityModel, ability: Ability, path: string | null) {
+function describeEntity(model: EntityModel, ability: Ability, path: string | null, label: Label) {
   // a field rule (a grant's `fields`) may hide a field from this caller altogether
   const fields = model.fields.filter((f) => f.secret || accessFilter(ability, 'read', model.name, f.name) !== null);
   const readable = new Set(fields.filter((f) => !f.secret).map((f) => f.name));
   return {
     name: model.name,
     module: model.module,
-    label: model.label,
+    label: label(model.module, entityKey(model.name), model.label),
     scope: model.scope,
     path,
     actions: (['read', 'create', 'update', 'delete'] as const).filter((a) => ability.can(a, model.name)),
     listColumns: (model.definition.listColumns ?? []).filter((c) => readable.has(c)),
     defaultSort: model.defaultSort,
-    fields: fields.map((f) => describeField(model, f)),
+    fields: fields.map((f) => describeField(model, f, label)),
   };
 }
 
-export function registerMetaRoutes(app: FastifyInstance, kernel: Kernel): void {
+export function registerMetaRoutes(app: FastifyInstance, kernel: Kernel, texts: InterfaceTexts): void {
   app.addSchema(Meta);
   const paths = new Map<string, string>();
   for (const m of kernel.modules) for (const r of m.manifest.routes ?? []) if ('entity' in r && !paths.has(r.entity)) paths.set(r.entity, r.path);
@@ -145,10 +151,13 @@ export function registerMetaRoutes(app: FastifyInstance, kernel: Kernel): void {
       const { rol } = request.caller!;
       const codes = new Set(rol.includes(ADMIN_ROLE) ? kernel.permissions.all() : await kernel.abilities.codes(request.tenant!.id, rol));
       const models = [...kernel.models.values()].filter((m) => accessFilter(ability, 'read', m.name) !== null);
+      const tenant = request.tenant!;
+      const catalog = await texts.catalog(tenant.id, languagePreference(request.headers['accept-language'], tenant.defaultLanguage ?? kernel.config.defaultLanguage));
+      const label: Label = (module, key, fallback) => catalog[module]?.[key] ?? fallback;
       return {
         modules: kernel.modules.map(({ manifest: m }) => ({ id: m.id, name: m.name, version: m.version, description: m.description ?? null })),
-        entities: models.map((m) => describeEntity(m, ability, paths.get(m.name) ?? null)),
-        menu: kernel.services.menu.filter((e) => codes.has(e.permission)),
+        entities: models.map((m) => describeEntity(m, ability, paths.get(m.name) ?? null, label)),
+        menu: kernel.services.menu.filter((e) => codes.has(e.permission)).map((e) => ({ ...e, label: label(e.module, menuKey(e.path), e.label) })),
       };
     },
   );

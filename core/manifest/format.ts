@@ -244,6 +244,11 @@ const MenuSchema = Type.Object(
         description: "console: the entity whose list, detail and form pages this entry opens; default: the entity whose generated routes' path is /api followed by this path",
       }),
     ),
+    page: Type.Optional(
+      Type.Literal('translations', {
+        description: "console: a page the console draws itself; translations: the interface texts of this module (the caller's grants on Translation decide what they may change)",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
