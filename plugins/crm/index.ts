@@ -5,7 +5,10 @@
 import type { PluginModule } from '../../core/plugin-api.ts';
 import { convertLead } from './convert-lead.ts';
 import { activityHooks } from './hooks.ts';
+import { dashboardPage } from './pages/dashboard.ts';
 
 export const handlers: PluginModule['handlers'] = { convertLead };
 
 export const hooks: PluginModule['hooks'] = { Activity: activityHooks };
+
+export const pages: PluginModule['pages'] = { '/crm/dashboard': dashboardPage };

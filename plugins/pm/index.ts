@@ -13,6 +13,8 @@ import { listCommentRevisions, commentHooks, deleteComment } from './comments.ts
 import { activitySubscriber } from './activity.ts';
 import { attachmentHooks, getAttachmentContent, taskAttachmentHooks, createAttachment } from './attachments.ts';
 import { dueReminders, notificationSubscriber, setAllNotificationsRead, getUnreadNotificationCount } from './notifications.ts';
+import { dashboardPage } from './pages/dashboard.ts';
+import { boardPage } from './pages/board.ts';
 
 export const handlers: PluginModule['handlers'] = {
   archiveProject,
@@ -50,3 +52,5 @@ export const subscribers: PluginModule['subscribers'] = {
 export const jobs: PluginModule['jobs'] = {
   'due-reminders': dueReminders,
 };
+
+export const pages: PluginModule['pages'] = { '/pm/dashboard': dashboardPage, '/pm/projects/:id/board': boardPage };

@@ -1,0 +1,16 @@
+// Draws the charts of a project page: every <div data-chart="key"> gets the
+// ECharts option the page prepared under that key in #pm-charts. The element's
+// aria-label and the table beside it carry the same numbers in words.
+document.addEventListener('DOMContentLoaded', () => {
+  const options = plinth.data('pm-charts') ?? {};
+  const still = window.matchMedia('(prefers-reduced-motion: reduce)').matches;
+  const charts = [];
+  for (const el of document.querySelectorAll('[data-chart]')) {
+    const option = options[el.dataset.chart];
+    if (!option || typeof echarts === 'undefined') continue;
+    const chart = echarts.init(el);
+    chart.setOption({ animation: !still, ...option });
+    charts.push(chart);
+  }
+  window.addEventListener('resize', () => charts.forEach((chart) => chart.resize()));
+});

@@ -1,0 +1,79 @@
+// A project's recent activity on its board: GET /api/pm/activity rows (one per
+// created or deleted row, one per changed field) in words, with who did it and
+// the task it concerns. Ids in the values are named where the board knows them
+// (statuses, people); long texts and structured values are not repeated.
+import type { PageApi } from '../../../core/plugin-api.ts';
+import { humanize, problemText, userNames } from './page-kit.ts';
+
+/** rows shown; the activity log has the rest */
+export const ACTIVITY_ROWS = 15;
+const LONG = 80;
+const NOUNS: Record<string, string> = {
+  Project: 'project',
+  ProjectMember: 'member',
+  TaskStatus: 'status',
+  StatusMove: 'status move',
+  Task: 'task',
+  Comment: 'comment',
+  Attachment: 'attachment',
+};
+const PEOPLE = new Set(['assigneeId', 'reporterId', 'leadId', 'userId', 'authorId', 'uploaderId']);
+const QUIET = new Set(['description', 'body', 'mentions']);
+
+interface ActivityRow {
+  taskId: string | null;
+  entity: string;
+  action: string;
+  field: string | null;
+  before: unknown;
+  after: unknown;
+  actorId: string | null;
+  at: string;
+}
+
+export interface BoardNames {
+  /** task id → "WEB-4" */
+  tasks: Map<string, string>;
+  /** status id → name */
+  statuses: Map<string, string>;
+}
+
+export async function recentActivity(api: PageApi, projectId: string, known: BoardNames) {
+  const res = await api.get<{ items: ActivityRow[] }>(`/api/pm/activity?projectId=${projectId}&size=${ACTIVITY_ROWS}`);
+  // not allowed to read it: the section is left out
+  if (!res.ok) return { activity: null, activityProblem: res.status === 403 ? null : problemText(res.body), activityHidden: res.status === 403 };
+  const rows = res.body.items;
+  const people = await userNames(
+    api,
+    rows.flatMap((r) => [r.actorId, ...(r.field && PEOPLE.has(r.field) ? [r.before, r.after] : [])]).filter((v): v is string => typeof v === 'string'),
+  );
+  const value = (field: string, v: unknown): string | null => {
+    if (v === null || v === undefined || v === '') return 'none';
+    if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') return null;
+    if (field === 'statusId') return known.statuses.get(String(v)) ?? null;
+    if (PEOPLE.has(field)) return people.get(String(v)) ?? null;
+    if (field.endsWith('Id')) return null;
+    const text = String(v);
+    return text.length > LONG ? null : text;
+  };
+  const change = (r: ActivityRow): string => {
+    const noun = NOUNS[r.entity] ?? humanize(r.entity).toLowerCase();
+    if (r.action !== 'updated' || !r.field) return `${humanize(r.action)} ${noun}`;
+    const what = `Changed ${noun} ${humanize(r.field).toLowerCase()}`;
+    if (QUIET.has(r.field)) return what;
+    const from = value(r.field, r.before);
+    const to = value(r.field, r.after);
+    return from !== null && to !== null ? `${what} from ${from} to ${to}` : what;
+  };
+  return {
+    activity: rows.map((r) => ({
+      at: r.at,
+      when: `${r.at.slice(0, 10)} ${r.at.slice(11, 16)}`,
+      who: r.actorId ? (people.get(r.actorId) ?? 'A user you may not see') : 'System',
+      task: r.taskId ? { ref: known.tasks.get(r.taskId) ?? 'Task', url: `/pm/tasks/${r.taskId}` } : null,
+      change: change(r),
+    })),
+    activityProblem: null,
+    activityHidden: false,
+  };
+}
