@@ -4,7 +4,7 @@
 // caller; never the Kernel, an unscoped EntityManager or a secret. See the
 // README's "Writing a module" for a walk-through.
 export type { PluginModule, PluginHandler, RouteSchemas, TypedRequest, Subscriber, JobDefinition, JobRun, PlinthEvent, ConsolePage, PageApi, PageAnswer } from './context/plugin-module.ts';
-export { handler } from './context/plugin-module.ts';
+export { handler, pageError, problemText, required, scriptJson } from './context/plugin-module.ts';
 export { Type } from 'typebox';
 export type { EntityHooks, WriteEvent, BeforeWriteEvent } from './context/hooks.ts';
 export type { ModuleContext, EntityData, Principal, EnqueueOptions, MenuEntry } from './context/module-context.ts';

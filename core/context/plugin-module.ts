@@ -107,6 +107,26 @@ export interface PageApi {
   get<T = any>(url: string): Promise<PageAnswer<T>>;
 }
 
+/** An error a console page throws to be shown as the console's problem page with this status. */
+export function pageError(status: number, message: string): Error {
+  return Object.assign(new Error(message), { statusCode: status });
+}
+
+/** "Title: detail" of a problem answer, for an alert or a problem page. */
+export function problemText(body: unknown): string {
+  const p = (body ?? {}) as { title?: string; detail?: string };
+  return p.detail ? `${p.title ?? 'Refused'}: ${p.detail}` : (p.title ?? 'The request was refused.');
+}
+
+/** The body of an answer the page cannot be drawn without: a refusal (4xx) becomes the page's own problem page, with the API's status. */
+export function required<T>(res: PageAnswer<T>): T {
+  if (res.ok) return res.body;
+  throw pageError(res.status >= 400 && res.status < 500 ? res.status : 500, problemText(res.body));
+}
+
+/** JSON for a page's <script type="application/json">: every `<` escaped, so no value can close the tag. */
+export const scriptJson = (data: unknown): string => JSON.stringify(data).replace(/</g, '\\u003c');
+
 /**
  * A page of the web console a module draws itself (a dashboard, a board), at
  * the web path of one of its manifest's menu entries, or below one with

@@ -3,8 +3,8 @@
 // ECharts chart with a table beside it, won and lost deals with the win rate,
 // the open opportunities closing next, and the activities due (open, due today
 // or earlier). Read through the CRM list API as the user.
-import type { ConsolePage, PageApi } from '../../../core/plugin-api.ts';
-import { cents, formatSums, problemText, scriptJson, type Money } from './page-kit.ts';
+import { problemText, scriptJson, type ConsolePage, type PageApi } from '../../../core/plugin-api.ts';
+import { cents, formatSums, type Money } from './page-kit.ts';
 import { MAX_ROWS, OPEN_STAGES, pipeline, type StageTotals } from './pipeline.ts';
 
 const DUE_ROWS = 20;

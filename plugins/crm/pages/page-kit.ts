@@ -1,27 +1,5 @@
-// What the CRM console pages share: an API answer a page cannot do without
-// (its refusal becomes the page's), the JSON a page hands its script, and
-// money: decimal strings summed exactly in cents, shown per currency.
-import type { PageAnswer } from '../../../core/plugin-api.ts';
-
-interface Problem {
-  title?: string;
-  detail?: string;
-}
-
-/** "Title: detail" of a problem answer, for an alert. */
-export function problemText(body: unknown): string {
-  const p = (body ?? {}) as Problem;
-  return p.detail ? `${p.title ?? 'Refused'}: ${p.detail}` : (p.title ?? 'The request was refused.');
-}
-
-/** The body of an answer the page cannot be drawn without; a refusal (4xx) becomes the page's own status. */
-export function required<T>(res: PageAnswer<T>): T {
-  if (res.ok) return res.body;
-  throw Object.assign(new Error(problemText(res.body)), { statusCode: res.status >= 400 && res.status < 500 ? res.status : 500 });
-}
-
-/** JSON for <script type="application/json">: every `<` escaped, so no value can close the tag. */
-export const scriptJson = (data: unknown): string => JSON.stringify(data).replace(/</g, '\\u003c');
+// What the CRM console pages share beyond the SDK's page helpers: money,
+// decimal strings summed exactly in cents, shown per currency.
 
 const DECIMAL = /^(-?)(\d+)(?:\.(\d{1,2}))?$/;
 

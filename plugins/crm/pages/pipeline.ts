@@ -3,8 +3,8 @@
 // filtered list: its `total` is the exact count, and its amounts are summed
 // from pages of 1000 rows (only the amount, currency and probability fields),
 // at most MAX_ROWS per stage; a stage with more says its sums are partial.
-import type { PageApi } from '../../../core/plugin-api.ts';
-import { addTo, cents, required, type Money } from './page-kit.ts';
+import { required, type PageApi } from '../../../core/plugin-api.ts';
+import { addTo, cents, type Money } from './page-kit.ts';
 
 export const STAGES = ['prospecting', 'qualification', 'proposal', 'negotiation', 'won', 'lost'] as const;
 export type Stage = (typeof STAGES)[number];

@@ -2,8 +2,8 @@
 // created or deleted row, one per changed field) in words, with who did it and
 // the task it concerns. Ids in the values are named where the board knows them
 // (statuses, people); long texts and structured values are not repeated.
-import type { PageApi } from '../../../core/plugin-api.ts';
-import { humanize, problemText, userNames } from './page-kit.ts';
+import { problemText, type PageApi } from '../../../core/plugin-api.ts';
+import { humanize, userNames } from './page-kit.ts';
 
 /** rows shown; the activity log has the rest */
 export const ACTIVITY_ROWS = 15;

@@ -3,9 +3,9 @@
 // activity. assets/board.js moves a card by drag and drop or with the card's
 // "Move to" select, through PATCH /api/pm/tasks/:id with the card's version;
 // each card offers only the statuses GET /api/pm/tasks/:id/transitions allows.
-import type { ConsolePage, PageApi } from '../../../core/plugin-api.ts';
+import { pageError, required, scriptJson, type ConsolePage, type PageApi } from '../../../core/plugin-api.ts';
 import { recentActivity } from './board-activity.ts';
-import { humanize, pageError, required, scriptJson, UUID } from './page-kit.ts';
+import { humanize, UUID } from './page-kit.ts';
 
 /** tasks one board shows; a larger project says so and points to the task list */
 const MAX_TASKS = 500;

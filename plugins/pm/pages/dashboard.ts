@@ -4,8 +4,8 @@
 // beside them, tasks by priority, and each assignee's workload over a range of
 // days the user picks. Every number is the API's, counted over what the user
 // may read.
-import type { ConsolePage, PageApi } from '../../../core/plugin-api.ts';
-import { DAY, hours, humanize, problemText, required, scriptJson, userNames } from './page-kit.ts';
+import { problemText, required, scriptJson, type ConsolePage, type PageApi } from '../../../core/plugin-api.ts';
+import { DAY, hours, humanize, userNames } from './page-kit.ts';
 
 const CATEGORIES = ['backlog', 'todo', 'in_progress', 'done', 'cancelled'] as const;
 type Category = (typeof CATEGORIES)[number];

@@ -1,38 +1,13 @@
-// What the project pages of the console share: an API answer a page cannot do
-// without (its refusal becomes the page's), the JSON a page hands its script,
-// and the names of users, read through the API as the user.
-import type { PageAnswer, PageApi } from '../../../core/plugin-api.ts';
+// What the project pages of the console share beyond the SDK's page helpers
+// (required, problemText, pageError, scriptJson): the names of users, read
+// through the API as the user, and how values read.
+import type { PageApi } from '../../../core/plugin-api.ts';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
 /** Most users a page looks up by id (one API read each). */
 const MAX_NAMES = 50;
-
-interface Problem {
-  title?: string;
-  detail?: string;
-}
-
-/** "Title: detail" of a problem answer, for an alert. */
-export function problemText(body: unknown): string {
-  const p = (body ?? {}) as Problem;
-  return p.detail ? `${p.title ?? 'Refused'}: ${p.detail}` : (p.title ?? 'The request was refused.');
-}
-
-/** An error the console shows as its problem page, with this status. */
-export function pageError(status: number, message: string): Error {
-  return Object.assign(new Error(message), { statusCode: status });
-}
-
-/** The body of an answer the page cannot be drawn without; a refusal (4xx) becomes the page's own status. */
-export function required<T>(res: PageAnswer<T>): T {
-  if (res.ok) return res.body;
-  throw pageError(res.status >= 400 && res.status < 500 ? res.status : 500, problemText(res.body));
-}
-
-/** JSON for <script type="application/json">: every `<` escaped, so no value can close the tag. */
-export const scriptJson = (data: unknown): string => JSON.stringify(data).replace(/</g, '\\u003c');
 
 /** id → name of these users, as far as the reader may read them (others are left out). */
 export async function userNames(api: PageApi, ids: Iterable<string | null | undefined>): Promise<Map<string, string>> {
