@@ -24,7 +24,9 @@ const PATH = /^(\/([a-z0-9-]+|:[a-z][A-Za-z0-9]*))+$/;
 export function modulePages(kernel: Kernel): ModulePage[] {
   return kernel.modules.flatMap(({ manifest, plugin }) =>
     Object.entries(plugin?.pages ?? {}).map(([path, page]) => {
-      const entry = PATH.test(path) ? (manifest.menu ?? []).find((e) => path === e.path || path.startsWith(`${e.path}/`)) : undefined;
+      // the entry it is, else the one it is deepest below (/ai/reports/history is an entry of its own, not a page of /ai/reports)
+      const under = PATH.test(path) ? (manifest.menu ?? []).filter((e) => path === e.path || path.startsWith(`${e.path}/`)) : [];
+      const entry = under.sort((a, b) => b.path.length - a.path.length)[0];
       if (!entry) throw new Error(`plugins/${manifest.id}/index.ts exports a console page for ${path}, which is no path of a menu entry of manifests/${manifest.id}.json, nor below one`);
       return { module: manifest.id, path, entry: entry.path, title: page.title ?? entry.label, page };
     }),

@@ -17,6 +17,11 @@ import { listReportTypes, reportHooks } from './reports.ts';
 import { getReportRunComparison, createReportRun } from './report-runs.ts';
 import { scheduledReports } from './schedule.ts';
 import { getAiDashboard } from './dashboard.ts';
+import { aiDashboardPage } from './dashboard-page.ts';
+import { assistantPage } from './assistant-page.ts';
+import { oneReportHistoryPage, reportHistoryPage } from './report-history-page.ts';
+import { reportRunPage } from './report-run-page.ts';
+import { runReportPage } from './run-report-page.ts';
 // registered on import: the client-activity report type and the clients and jobs dashboard sections
 import './client-activity.ts';
 import './client-dashboard.ts';
@@ -67,4 +72,14 @@ export const jobs: PluginModule['jobs'] = {
 export const authenticators: PluginModule['authenticators'] = {
   'ai-api-key': apiKeyAuthenticator,
   'ai-client': clientTokenAuthenticator,
+};
+
+// console pages (views/, assets/); tasks, clients and reports use the generic entity pages
+export const pages: PluginModule['pages'] = {
+  '/ai/dashboard': aiDashboardPage,
+  '/ai/assistant': assistantPage,
+  '/ai/reports/history': reportHistoryPage,
+  '/ai/reports/history/:id': reportRunPage,
+  '/ai/reports/:id/run': runReportPage,
+  '/ai/reports/:id/history': oneReportHistoryPage,
 };
