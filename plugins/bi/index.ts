@@ -2,7 +2,8 @@
 // model over the loaded manifests, the analytics query language, and the rules
 // of applications, sheets and widgets. Who sees which application is the
 // manifest's relational grants; what analytics shows is the caller's own rights
-// to every table involved, compiled by the kernel.
+// to every table involved, compiled by the kernel. Its console pages: an
+// application's pages (sheets), a sheet's dashboard and the analytics builder.
 import type { PluginModule } from '../../core/plugin-api.ts';
 import { appHooks, memberHooks } from './apps.ts';
 import { setSheetOrder } from './sheets.ts';
@@ -11,6 +12,9 @@ import { getDatabase, getSchema, listRelations, listTables } from './semantic-mo
 import { getAnalytics, getPostedAnalytics } from './analytics.ts';
 import { getAnalyticsCsv, getPostedAnalyticsCsv } from './csv-export.ts';
 import { getSheetData } from './render.ts';
+import { sheetsPage } from './sheets-page.ts';
+import { dashboardPage } from './dashboard-page.ts';
+import { analyticsPage } from './analytics-page.ts';
 
 export const handlers: PluginModule['handlers'] = {
   setSheetOrder,
@@ -30,4 +34,10 @@ export const hooks: PluginModule['hooks'] = {
   BiApp: appHooks,
   BiAppMember: memberHooks,
   BiWidget: widgetHooks,
+};
+
+export const pages: PluginModule['pages'] = {
+  '/bi/apps/:id/sheets': sheetsPage,
+  '/bi/apps/:id/sheets/:sheetId': dashboardPage,
+  '/bi/analytics': analyticsPage,
 };

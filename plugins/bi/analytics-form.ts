@@ -1,0 +1,134 @@
+// The analytics builder's plain form (a GET with its choices in the address)
+// and the query of the query language it stands for; the API's field errors
+// (JSON pointers into that query) pointed back at the form's controls.
+// assets/analytics.js builds the same query from the same form in the browser.
+import { GRANULARITY_LABELS, measureLabel, type Option, type TableFields } from './analytics-fields.ts';
+
+export type FormQuery = Record<string, string | string[] | undefined>;
+
+export interface BuilderState {
+  table: string;
+  measures: string[];
+  dimensions: string[];
+  time: { field: string; granularity: string; from: string; to: string };
+  filters: { field: string; op: string; value: string }[];
+  sort: string;
+  dir: 'asc' | 'desc';
+  limit: string;
+  chart: string;
+  run: boolean;
+}
+
+const all = (v: string | string[] | undefined): string[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
+const one = (v: string | string[] | undefined): string => (Array.isArray(v) ? (v[0] ?? '') : (v ?? '')).trim();
+
+/** The builder's choices as the address carries them; a table alone starts with a count of its rows. */
+export function stateOf(q: FormQuery): BuilderState {
+  const run = one(q.run) !== '';
+  const measures = all(q.m).filter(Boolean);
+  const ops = all(q.fo);
+  const values = all(q.fv);
+  return {
+    table: one(q.table),
+    measures: measures.length || run ? measures : ['count'],
+    dimensions: all(q.d).filter(Boolean),
+    time: { field: one(q.t), granularity: one(q.g), from: one(q.from), to: one(q.to) },
+    filters: all(q.ff)
+      .map((field, i) => ({ field, op: ops[i] ?? 'equals', value: values[i] ?? '' }))
+      .filter((f) => f.field),
+    sort: one(q.sort),
+    dir: one(q.dir) === 'desc' ? 'desc' : 'asc',
+    limit: one(q.limit),
+    chart: q.chart === undefined ? 'bar' : one(q.chart),
+    run,
+  };
+}
+
+/** A filter's text as the value its field takes: integers and booleans as such, the rest as text. */
+function filterValue(type: string | undefined, text: string): string | number | boolean {
+  if (type === 'integer' && /^-?\d+$/.test(text)) return Number(text);
+  if (type === 'boolean' && /^(true|false)$/i.test(text)) return text.toLowerCase() === 'true';
+  return text;
+}
+
+export interface Control {
+  pointer: string;
+  id: string;
+  label: string;
+}
+
+/** The query the state stands for, and which control each part of it came from. */
+export function buildQuery(state: BuilderState, fields: TableFields): { query: Record<string, unknown>; controls: Control[] } {
+  const controls: Control[] = [
+    { pointer: '/table', id: 'bi-table', label: 'Table' },
+    { pointer: '/measures', id: 'bi-m-0', label: 'Measures' },
+    { pointer: '/limit', id: 'bi-limit', label: 'Limit' },
+    { pointer: '/order', id: 'bi-sort', label: 'Sort by' },
+  ];
+  const query: Record<string, unknown> = { table: state.table };
+  if (state.measures.length) {
+    query.measures = state.measures.map((m, i) => {
+      controls.push({ pointer: `/measures/${i}`, id: `bi-m-${i}`, label: `Measure ${i + 1}` });
+      const [agg, field] = m.split(':');
+      return field ? { agg, field } : { agg };
+    });
+  }
+  if (state.dimensions.length) {
+    query.dimensions = state.dimensions.map((d, i) => {
+      controls.push({ pointer: `/dimensions/${i}`, id: `bi-d-${i}`, label: `Group by ${i + 1}` });
+      return d;
+    });
+  }
+  const { field, granularity, from, to } = state.time;
+  if (field) {
+    controls.push(
+      { pointer: '/timeDimensions/0', id: 'bi-time', label: 'Time' },
+      { pointer: '/timeDimensions/0/granularity', id: 'bi-granularity', label: 'Period' },
+      { pointer: '/timeDimensions/0/dateRange', id: from ? 'bi-to' : 'bi-from', label: 'Date range' },
+    );
+    query.timeDimensions = [{ field, ...(granularity ? { granularity } : {}), ...(from || to ? { dateRange: [from, to] } : {}) }];
+  }
+  if (state.filters.length) {
+    query.filters = state.filters.map((f, i) => {
+      controls.push(
+        { pointer: `/filters/${i}`, id: `bi-ff-${i}`, label: `Filter ${i + 1}` },
+        { pointer: `/filters/${i}/op`, id: `bi-fo-${i}`, label: `Filter ${i + 1}` },
+        { pointer: `/filters/${i}/value`, id: `bi-fv-${i}`, label: `Filter ${i + 1} value` },
+        { pointer: `/filters/${i}/values`, id: `bi-fv-${i}`, label: `Filter ${i + 1} values` },
+      );
+      const type = fields.byPath.get(f.field)?.type;
+      if (f.op === 'set' || f.op === 'notSet') return { field: f.field, op: f.op };
+      if (f.op === 'in' || f.op === 'notIn') {
+        const values = f.value
+          .split(',')
+          .map((v) => v.trim())
+          .filter(Boolean);
+        return { field: f.field, op: f.op, ...(values.length ? { values: values.map((v) => filterValue(type, v)) } : {}) };
+      }
+      return { field: f.field, op: f.op, value: filterValue(type, f.value) };
+    });
+  }
+  if (state.sort) query.order = [{ by: state.sort, dir: state.dir }];
+  if (state.limit) query.limit = /^\d+$/.test(state.limit) ? Number(state.limit) : state.limit;
+  return { query, controls };
+}
+
+/** The API's field errors as links to the controls they are about (the longest pointer that contains the error's). */
+export function errorLinks(errors: { path: string; message: string }[], controls: Control[]) {
+  return errors.map((e) => {
+    const control = controls.filter((c) => e.path === c.pointer || e.path.startsWith(`${c.pointer}/`)).sort((a, b) => b.pointer.length - a.pointer.length)[0];
+    return { id: control?.id ?? null, text: control ? `${control.label}: ${e.message}` : `${e.path || 'Query'}: ${e.message}` };
+  });
+}
+
+/** The result's columns the query will answer, as its sort may name them. */
+export function resultColumns(state: BuilderState, fields: TableFields): Option[] {
+  const out: Option[] = state.dimensions.map((d) => ({ value: d, label: fields.byPath.get(d)?.label ?? d }));
+  const { field, granularity } = state.time;
+  if (field && granularity) out.push({ value: `${field}.${granularity}`, label: `${fields.byPath.get(field)?.label ?? field} (${GRANULARITY_LABELS[granularity] ?? granularity})` });
+  for (const m of state.measures) {
+    const [agg, path] = m.split(':');
+    out.push({ value: path ? `${agg}_${path}` : agg, label: measureLabel(fields, m) });
+  }
+  return out;
+}

@@ -1,0 +1,143 @@
+// A sheet's dashboard: draws its charts with ECharts (bi-charts.js) and lays
+// its widgets on a 12-column gridstack grid. Editors drag and resize widgets,
+// or move them with the buttons beside their titles or the arrow keys; each
+// change saves the whole layout in one call (PUT /bi/sheets/:id/layout). A
+// refusal of the API (403) turns the grid static and says why.
+(() => {
+  const state = plinth.data('bi-dashboard');
+  const container = document.getElementById('bi-grid');
+  if (!state || !container) return;
+  const status = document.getElementById('layout-status');
+  const alertBox = document.getElementById('layout-error');
+  const titles = new Map([...container.querySelectorAll('[data-widget]')].map((el) => [el.dataset.widget, el.querySelector('h2').textContent]));
+
+  for (const w of state.widgets) {
+    const el = container.querySelector(`[data-chart="${w.id}"]`);
+    if (!el || !w.columns) continue;
+    // without ECharts the values stay readable: the table shows instead of the chart
+    if (!window.biCharts?.draw(el, w.chartType, w.columns, w.rows, w.chart)) {
+      el.hidden = true;
+      container.querySelector(`[data-chart-table="${w.id}"]`)?.classList.remove('visually-hidden');
+    }
+  }
+  if (typeof GridStack === 'undefined') return;
+
+  container.classList.replace('bi-grid', 'grid-stack');
+  for (const item of container.children) item.removeAttribute('style');
+  const grid = GridStack.init({ column: 12, cellHeight: 72, margin: 6, float: true, animate: false, handle: '.bi-widget-head', staticGrid: !state.editable }, container);
+  if (!state.editable) return;
+
+  const say = (text) => {
+    alertBox.textContent = '';
+    status.textContent = text;
+  };
+  const refuse = (text) => {
+    status.textContent = '';
+    alertBox.innerHTML = '';
+    const p = document.createElement('p');
+    p.className = 'alert';
+    p.textContent = text;
+    alertBox.append(p);
+  };
+  for (const el of document.querySelectorAll('.bi-tools, #layout-help')) el.hidden = false;
+
+  const layout = () => Object.fromEntries(grid.engine.nodes.map((n) => [n.id, { x: n.x, y: n.y, w: n.w, h: n.h }]));
+  let saved = layout();
+  let applying = false;
+  let saving = false;
+  let again = false;
+  /** what a keyboard step did, said with the save's outcome */
+  let moved = '';
+
+  /** Puts every widget back where the last saved layout has it (no save: it is that layout). */
+  function restore() {
+    applying = true;
+    grid.load(
+      Object.entries(saved).map(([id, box]) => ({ id, ...box })),
+      false,
+    );
+    applying = false;
+  }
+
+  function lock(reason) {
+    restore();
+    grid.setStatic(true);
+    for (const el of document.querySelectorAll('.bi-tools, #layout-help')) el.hidden = true;
+    state.editable = false;
+    refuse(reason);
+  }
+
+  async function save() {
+    if (saving) {
+      again = true;
+      return;
+    }
+    saving = true;
+    const what = moved;
+    say(`${what}Saving the layout…`);
+    const next = layout();
+    const res = await plinth.api('PUT', `/bi/sheets/${state.sheetId}/layout`, { widgets: next });
+    saving = false;
+    const detail = res.body?.errors?.[0]?.message ?? res.body?.detail ?? res.body?.title ?? `the server answered ${res.status}`;
+    if (res.ok) {
+      saved = next;
+      say(`${what}Saved.`);
+    } else if (res.status === 403) {
+      again = false;
+      return lock(`You may not change this dashboard (${detail}); the layout stays as it was.`);
+    } else {
+      restore();
+      refuse(`The layout was not saved: ${detail}. The widgets are back where they were.`);
+    }
+    if (again) {
+      again = false;
+      save();
+    }
+  }
+
+  grid.on('change', () => {
+    if (!applying) save();
+  });
+
+  const STEPS = {
+    left: [{ x: -1 }, 'cannot move further left', 'moved left'],
+    right: [{ x: 1 }, 'cannot move further right', 'moved right'],
+    up: [{ y: -1 }, 'cannot move further up', 'moved up'],
+    down: [{ y: 1 }, 'cannot move further down', 'moved down'],
+    narrower: [{ w: -1 }, 'cannot get any narrower', 'made narrower'],
+    wider: [{ w: 1 }, 'cannot get any wider', 'made wider'],
+    shorter: [{ h: -1 }, 'cannot get any shorter', 'made shorter'],
+    taller: [{ h: 1 }, 'cannot get any taller', 'made taller'],
+  };
+  /** One step of a widget by keyboard or button; gridstack pushes others aside as a drag would. */
+  function arrange(section, how, focus) {
+    const el = section.closest('.grid-stack-item');
+    const n = el?.gridstackNode;
+    const [step, refused, done] = STEPS[how] ?? [];
+    if (!n || !step || !state.editable) return;
+    const next = { x: n.x + (step.x ?? 0), y: n.y + (step.y ?? 0), w: n.w + (step.w ?? 0), h: n.h + (step.h ?? 0) };
+    const inside = next.x >= 0 && next.y >= 0 && next.w >= 1 && next.h >= 1 && next.x + next.w <= 12;
+    const before = JSON.stringify([n.x, n.y, n.w, n.h]);
+    if (inside) {
+      moved = `${titles.get(n.id)} ${done}. `;
+      grid.update(el, next);
+      moved = '';
+    }
+    // the grid reorders its items in the DOM, which drops the focus: give it back
+    focus?.focus();
+    if (!inside || before === JSON.stringify([n.x, n.y, n.w, n.h])) say(`${titles.get(n.id)} ${refused}.`);
+  }
+
+  container.addEventListener('click', (event) => {
+    const button = event.target.closest('[data-arrange]');
+    if (button) arrange(button.closest('[data-widget]'), button.dataset.arrange, button);
+  });
+  const KEYS = { ArrowLeft: ['left', 'narrower'], ArrowRight: ['right', 'wider'], ArrowUp: ['up', 'shorter'], ArrowDown: ['down', 'taller'] };
+  container.addEventListener('keydown', (event) => {
+    const section = event.target.closest?.('[data-widget]');
+    const how = KEYS[event.key];
+    if (!section || event.target !== section || !how || event.altKey || event.ctrlKey || event.metaKey) return;
+    event.preventDefault();
+    arrange(section, how[event.shiftKey ? 1 : 0], section);
+  });
+})();
