@@ -42,6 +42,7 @@ export function banner(f: ReadyFacts): string {
     '',
     `  Plinth is ready (${f.readyMs} ms)`,
     '',
+    `  Console      ${f.url}/   (log in with a demo account below)`,
     `  API          ${f.url}/api`,
     `  API docs     ${f.url}/api-docs`,
     `  Data         ${f.database}`,

@@ -78,6 +78,9 @@ t.test('npm start on a terminal: a banner, demo logins that work, lists that are
   t.ok(listening >= 0 && listening < stdout.indexOf('Plinth is ready'), 'log lines written before the banner come before it');
   const base = /API docs\s+(http:\/\/\S+)\/api-docs/.exec(stdout)?.[1];
   if (!base) return t.fail(`no address in ${stdout}`);
+  const consolePage = await fetch(/Console\s+(http:\/\/\S+\/)/.exec(stdout)?.[1] ?? 'http://invalid.test/');
+  t.equal(consolePage.status, 200, 'the console address answers…');
+  t.match(await consolePage.text(), /name="password"/, '…with the login form');
 
   const login = await fetch(`${base}/api/auth/login`, {
     method: 'POST',
