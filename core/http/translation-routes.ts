@@ -47,7 +47,7 @@ export function registerTranslationRoutes(app: FastifyInstance, kernel: Kernel, 
     {
       config: { access: { auth: 'user' } },
       schema: {
-        operationId: 'translationsGetCatalog',
+        operationId: 'coreGetTranslationCatalog',
         tags,
         summary: "The interface texts in the caller's language: the tenant's, else the built-in ones, else the key",
         description: 'Language: the `language` parameter, else Accept-Language, else the tenant default; each text falls back to English. Every user may read it.',
@@ -76,7 +76,7 @@ export function registerTranslationRoutes(app: FastifyInstance, kernel: Kernel, 
     {
       config: { access: { auth: 'user', can: { action: 'read', subject: 'Translation' } } },
       schema: {
-        operationId: 'translationsListMissing',
+        operationId: 'coreListMissingTranslations',
         tags,
         summary: 'Per namespace, the keys the tenant has no text for in a language',
         security: [{ bearerAuth: [] }],
