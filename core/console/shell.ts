@@ -6,20 +6,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ConsoleApi, LoginRequired } from './api-client.ts';
 import type { MetaEntity } from './fields.ts';
 import { COOKIES } from './session.ts';
-
-export interface MetaMenuEntry {
-  module: string;
-  label: string;
-  path: string;
-  permission: string;
-  icon: string | null;
-  entity: string | null;
-}
+import type { MenuEntry } from '../context/module-context.ts';
 
 export interface Meta {
   modules: { id: string; name: string }[];
   entities: MetaEntity[];
-  menu: MetaMenuEntry[];
+  /** the entries of GET /api/meta: the kernel's menu entries, labels in the user's language */
+  menu: MenuEntry[];
 }
 
 export interface Me {

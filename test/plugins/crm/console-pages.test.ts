@@ -140,7 +140,7 @@ t.test("the current company's pipeline only; a stage of more than one page is su
 });
 
 t.test('the module serves the script and styles its page includes', async (t) => {
-  for (const url of ['/console/modules/crm/charts.js', '/console/modules/crm/crm.css']) {
+  for (const url of ['/console/assets/charts.js', '/console/modules/crm/crm.css']) {
     t.equal((await ctx.app.inject({ method: 'GET', url })).statusCode, 200, url);
   }
 });

@@ -194,7 +194,7 @@ t.test("the relay the board's script moves cards through: If-Match, the flow, CS
 });
 
 t.test('the module serves the scripts and styles its pages include', async (t) => {
-  for (const url of ['/console/modules/pm/board.js', '/console/modules/pm/charts.js', '/console/modules/pm/pm.css']) {
+  for (const url of ['/console/modules/pm/board.js', '/console/assets/charts.js', '/console/modules/pm/pm.css']) {
     t.equal((await ctx.app.inject({ method: 'GET', url })).statusCode, 200, url);
   }
 });

@@ -1,8 +1,10 @@
-// Draws the charts of a project page: every <div data-chart="key"> gets the
-// ECharts option the page prepared under that key in #pm-charts. The element's
+// Draws the charts of a module's page: every <div data-chart="key"> gets the
+// ECharts option the page prepared under that key in a
+// <script type="application/json" id="<name>-charts"> block. The element's
 // aria-label and the table beside it carry the same numbers in words.
 document.addEventListener('DOMContentLoaded', () => {
-  const options = plinth.data('pm-charts') ?? {};
+  const options = {};
+  for (const block of document.querySelectorAll('script[type="application/json"][id$="-charts"]')) Object.assign(options, plinth.data(block.id) ?? {});
   const still = window.matchMedia('(prefers-reduced-motion: reduce)').matches;
   const charts = [];
   for (const el of document.querySelectorAll('[data-chart]')) {
