@@ -15,7 +15,6 @@ import { namedFilterConditions, withListDefaults } from './list-filters.ts';
 import { embedRows, itemFields, listShape, pickFields } from './list-shape.ts';
 import { mergeTranslations, rowMapper, storedValue, type Dto, type ReadOptions, type Row } from './row-mapper.ts';
 import { decimalBoundErrors } from './body-checks.ts';
-import type { Translations } from '../i18n.ts';
 import { formatRounded } from '../decimal.ts';
 import { comparable, computeFormulas, diff, fitting, parseSum, type Changes } from './derived.ts';
 import { Params, q, run } from '../data/sql.ts';
@@ -741,7 +740,7 @@ export class CrudService {
   }
 
   #applyTranslations(ctx: CrudContext, data: Row, stored: Row | undefined, body: Record<string, unknown>, replace: boolean): void {
-    const perField = (body.translations ?? {}) as Record<string, Translations | undefined>;
+    const perField = (body.translations ?? {}) as Record<string, Record<string, string | null> | undefined>;
     for (const f of this.model.translatable) {
       const text = body[f.name] as string | null | undefined;
       const map = perField[f.name];

@@ -45,9 +45,19 @@ export function rowMapper(model: EntityModel) {
 }
 
 /** Merges a write's text into a stored language map: a string goes under `lang`, a map merges, null clears. */
-export function mergeTranslations(stored: Translations | null | undefined, text: string | null | undefined, perLanguage: Translations | undefined, lang: string, clear: boolean): Translations {
+/** A write's texts over the stored ones: a language given null loses its text. */
+export function mergeTranslations(
+  stored: Translations | null | undefined,
+  text: string | null | undefined,
+  perLanguage: Record<string, string | null> | undefined,
+  lang: string,
+  clear: boolean,
+): Translations {
   const out: Translations = clear ? {} : { ...(stored ?? {}) };
-  if (perLanguage) Object.assign(out, Object.fromEntries(Object.entries(perLanguage).map(([l, t]) => [l.toLowerCase(), t])));
+  for (const [l, t] of Object.entries(perLanguage ?? {})) {
+    if (t === null) delete out[l.toLowerCase()];
+    else out[l.toLowerCase()] = t;
+  }
   if (typeof text === 'string') out[lang] = text;
   return out;
 }

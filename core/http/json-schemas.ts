@@ -120,16 +120,20 @@ function outputValueSchema(f: FieldModel, hideable: boolean): TSchema {
   return Type.Unsafe({ ...base, ...(nullable ? { type: [base.type, 'null'] } : {}), description: hideable && f.required ? `${f.label ?? f.name} (null when a field rule hides it)` : f.label });
 }
 
-function translationsSchema(model: EntityModel, description: string): TSchema {
+/** `input`: a write's map, where null removes the language's text. */
+function translationsSchema(model: EntityModel, description: string, input = false): TSchema {
   const perField = Object.fromEntries(
-    model.translatable.map((f) => [
-      f.name,
-      Type.Optional(
-        // additionalProperties: false, or keys that are no language tag would pass: TypeBox's
-        // Record only emits patternProperties, which constrains matching keys and nothing else
-        Type.Record(Type.String({ pattern: LANG_KEY }), Type.String(defined({ maxLength: textLimit(f) })), { maxProperties: 50, additionalProperties: false }),
-      ),
-    ]),
+    model.translatable.map((f) => {
+      const text = Type.String(defined({ maxLength: textLimit(f) }));
+      return [
+        f.name,
+        Type.Optional(
+          // additionalProperties: false, or keys that are no language tag would pass: TypeBox's
+          // Record only emits patternProperties, which constrains matching keys and nothing else
+          Type.Record(Type.String({ pattern: LANG_KEY }), input ? Type.Union([text, Type.Null()]) : text, { maxProperties: 50, additionalProperties: false }),
+        ),
+      ];
+    }),
   );
   return Type.Object(perField, { additionalProperties: false, description });
 }
@@ -159,7 +163,7 @@ export function bodySchema(model: EntityModel, kind: BodyKind): TSchema {
     props[f.name] = required ? schema : Type.Optional(schema);
   }
   if (model.translatable.length) {
-    props.translations = Type.Optional(translationsSchema(model, 'text per language for translatable fields; a plain string is stored under Content-Language'));
+    props.translations = Type.Optional(translationsSchema(model, 'text per language for translatable fields (null removes a language); a plain string is stored under Content-Language', true));
   }
   const doc = { Create: 'create', Replace: 'full replacement (PUT): every writable field', Patch: 'partial update (PATCH): only the fields sent change' }[kind];
   return Type.Object(props, { $id: schemaId(model, kind), title: `${model.label} (${doc})`, additionalProperties: false, ...(kind === 'Patch' ? { minProperties: 1 } : {}) });

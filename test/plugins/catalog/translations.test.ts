@@ -91,6 +91,18 @@ t.test('null empties a translatable field in every language, on PATCH too', asyn
   t.same(res.json().translations.description, {});
 });
 
+t.test('a language given null in a translations object loses its text; the last one of a required field cannot', async (t) => {
+  const other = await product({ name: undefined, translations: { name: { en: 'Nut', de: 'Mutter', fr: 'Écrou' } } });
+  const res = await api('PATCH', `/api/products/${other.id}?translations=true`, { translations: { name: { de: null, FR: null, it: 'Dado', es: null } } });
+  t.equal(res.statusCode, 200, res.body);
+  t.same(res.json().translations.name, { en: 'Nut', it: 'Dado' }, 'German and French gone (any case), Spanish was never there');
+  const last = await api('PATCH', `/api/products/${other.id}`, { translations: { name: { en: null, it: null } } });
+  t.equal(last.statusCode, 400);
+  t.match(last.json().errors, [{ path: '/name', message: 'is required in at least one language' }]);
+  const created = await product({ name: undefined, translations: { name: { en: 'Washer', de: null } } });
+  t.same((await api('GET', `/api/products/${created.id}?translations=true`)).json().translations.name, { en: 'Washer' }, 'null on create is no text');
+});
+
 t.test('PUT with a translations object replaces the languages', async (t) => {
   const current = (await read()).json();
   const res = await api(
