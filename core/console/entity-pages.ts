@@ -3,23 +3,20 @@
 // and edit forms with a widget per field type, and delete after a confirmation.
 // Nothing here knows an entity: fields, labels and columns come from GET
 // /api/meta, rows from the entity's own API routes.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { bodyOf, display, fieldOfPointer, inputValue, rowLabel, type FieldError, type FormData, type MetaEntity, type MetaField, type Row } from './fields.ts';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { bodyOf, display, fieldOfPointer, rowLabel, type FieldError, type FormData, type MetaEntity, type MetaField, type Row } from './fields.ts';
+import { fieldInput, formOf, formValue } from './form-fields.ts';
 import type { Problem } from './api-client.ts';
-import type { Page } from './shell.ts';
+import type { ConsoleRenderer, Page } from './shell.ts';
 import { COOKIES } from './session.ts';
 import { referenceLabels, referenceOptions } from './references.ts';
-
-export interface ConsoleRenderer {
-  load(request: FastifyRequest, reply: FastifyReply): Promise<Page>;
-  render(reply: FastifyReply, page: Page, view: string, data: Record<string, unknown>, status?: number): FastifyReply;
-}
+import type { RowPage } from './module-pages.ts';
 
 interface Entry {
   path: string;
   entity: string;
   /** a module's pages of one row (a project's board): linked from the detail page */
-  rowPages: { title: string; suffix: string }[];
+  rowPages: RowPage[];
 }
 
 const PAGE_SIZES = [10, 25, 50, 100];
@@ -103,7 +100,8 @@ export function registerEntityPages(app: FastifyInstance, entry: Entry, ui: Cons
   });
 
   app.get(`${path}/:id`, async (request, reply) => {
-    const page = await ui.load(request, reply);
+    // the module of the row's own pages, for their links' titles
+    const page = await ui.load(request, reply, entry.rowPages[0]?.module);
     const entity = entityOf(page);
     const { id } = request.params as { id: string };
     const res = await page.api.get<Row>(rowUrl(entity, id));
@@ -121,7 +119,7 @@ export function registerEntityPages(app: FastifyInstance, entry: Entry, ui: Cons
       fields: fields.map((f) => ({ label: f.label, ...cellOf(page, f, row[f.name], labels) })),
       canEdit: entity.actions.includes('update'),
       canDelete: entity.actions.includes('delete'),
-      links: entry.rowPages.map((p) => ({ title: p.title, url: `${path}/${encodeURIComponent(row.id)}${p.suffix}` })),
+      links: entry.rowPages.map((p) => ({ title: page.moduleTexts[p.key] ?? p.title, url: `${path}/${encodeURIComponent(row.id)}${p.suffix}` })),
     });
   });
 
@@ -129,10 +127,10 @@ export function registerEntityPages(app: FastifyInstance, entry: Entry, ui: Cons
     const page = await ui.load(request, reply);
     const entity = entityOf(page, 'update');
     const { id } = request.params as { id: string };
-    const res = await page.api.get<Row>(rowUrl(entity, id));
+    // every language of the translatable fields, for their inputs
+    const res = await page.api.get<Row>(`${rowUrl(entity, id)}?translations=true`);
     if (!res.ok) return ui.render(reply, page, 'problem', { title: entity.label, problem: problemOf(res.body), back: path }, res.status);
-    const values = Object.fromEntries(entity.fields.map((f) => [f.name, inputValue(f, res.body[f.name])]));
-    return ui.render(reply, page, 'form', await formData(page, entity, { mode: 'update', path, row: res.body, values }));
+    return ui.render(reply, page, 'form', await formData(page, entity, { mode: 'update', path, row: res.body, values: formOf(entity, res.body) }));
   });
 
   app.post(`${path}/:id`, { preHandler: app.csrfProtection }, async (request, reply) => {
@@ -248,27 +246,15 @@ async function formData(page: Page, entity: MetaEntity, state: FormState): Promi
   }
   const problem = state.problem;
   const conflict = problem?.status === 412;
-  const value = (name: string) => {
-    const v = state.values[name];
-    return Array.isArray(v) ? v[v.length - 1] : (v ?? '');
-  };
+  const languages = page.shell.languages as { code: string; selected: boolean }[];
+  const chosen = languages.find((l) => l.selected)?.code ?? '';
   const fields = await Promise.all(
     entity.fields
       .filter((f) => !f.readOnly)
       .map(async (f) => ({
-        name: f.name,
-        id: `field-${f.name}`,
-        label: f.label,
-        required: f.required && !(state.mode === 'update' && f.writeOnly),
-        widget: widgetOf(f),
-        value: value(f.name),
-        checked: value(f.name) === 'true',
-        maxLength: f.maxLength,
-        hint: f.writeOnly && state.mode === 'update' ? 'Leave empty to keep the stored value.' : f.type === 'datetime' ? 'UTC' : f.translatable ? 'In the language chosen above' : null,
-        options:
-          f.type === 'enum' ? (f.values ?? []).map((v) => ({ value: v, label: v, selected: value(f.name) === v })) : f.type === 'ref' ? await referenceOptions(page, f, '', value(f.name)) : null,
-        optionsUrl: f.type === 'ref' ? `${state.path}/options/${f.name}` : null,
+        ...fieldInput(f, state.values, { mode: state.mode, offered: languages.map((l) => l.code), chosen }),
         errors: byField.get(f.name) ?? [],
+        ...(f.type === 'ref' ? { options: await referenceOptions(page, f, '', formValue(state.values, f.name)), optionsUrl: `${state.path}/options/${f.name}` } : {}),
       })),
   );
   const url = state.mode === 'create' ? state.path : `${state.path}/${encodeURIComponent(state.row!.id)}`;
@@ -283,13 +269,4 @@ async function formData(page: Page, entity: MetaEntity, state: FormState): Promi
     problem: problem && !conflict && !byField.size ? problem : null,
     general,
   };
-}
-
-function widgetOf(f: MetaField): string {
-  if (f.writeOnly) return 'password';
-  if (f.type === 'enum') return 'select';
-  if (f.type === 'ref') return 'reference';
-  if (f.type === 'boolean') return 'checkbox';
-  if (f.type === 'text' || f.type === 'json' || f.widget === 'textarea') return 'textarea';
-  return { integer: 'number', decimal: 'decimal', date: 'date', datetime: 'datetime' }[f.type as string] ?? 'text';
 }

@@ -76,6 +76,17 @@ export function inputValue(field: MetaField, value: unknown): string {
 }
 
 const last = (v: string | string[] | undefined) => (Array.isArray(v) ? v[v.length - 1] : v);
+const all = (v: string | string[] | undefined) => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
+
+/** The form's inputs of a translatable field, one per language: "name:de". */
+export const languageInput = (field: string, language: string) => `${field}:${language}`;
+/** The form's inputs of a key-value field, one pair per row: "attributes:key", "attributes:value". */
+export const pairInputs = (field: string) => ({ key: `${field}:key`, value: `${field}:value` });
+
+/** The languages a form offers a translatable field in: the user's first, then the console's, then the row's others. */
+export function formLanguages(offered: string[], chosen: string, stored: Record<string, unknown> = {}): string[] {
+  return [...new Set([chosen || offered[0] || 'en', ...offered, ...Object.keys(stored)].map((l) => l.toLowerCase()))];
+}
 
 /**
  * The JSON body of a submitted form. Create: only the fields given (defaults
@@ -84,9 +95,21 @@ const last = (v: string | string[] | undefined) => (Array.isArray(v) ? v[v.lengt
  */
 export function bodyOf(fields: MetaField[], form: FormData, mode: 'create' | 'update'): { body: Record<string, unknown>; errors: FieldError[] } {
   const body: Record<string, unknown> = {};
+  const translations: Record<string, Record<string, string | null>> = {};
   const errors: FieldError[] = [];
   for (const field of fields) {
     if (field.readOnly) continue;
+    if (field.translatable) {
+      const texts = translationsOf(field, form, mode);
+      if (texts) translations[field.name] = texts;
+      if (texts || form[field.name] === undefined) continue;
+    }
+    if (field.type === 'json' && form[pairInputs(field.name).key] !== undefined) {
+      const pairs = pairsOf(field, form, mode);
+      if ('error' in pairs) errors.push({ path: `/${field.name}`, message: pairs.error });
+      else if (pairs.value !== undefined) body[field.name] = pairs.value;
+      continue;
+    }
     const raw = last(form[field.name]);
     if (field.type === 'boolean') {
       if (raw !== undefined) body[field.name] = raw === 'true';
@@ -102,7 +125,68 @@ export function bodyOf(fields: MetaField[], form: FormData, mode: 'create' | 'up
     if ('error' in converted) errors.push({ path: `/${field.name}`, message: converted.error });
     else body[field.name] = converted.value;
   }
+  if (Object.keys(translations).length) body.translations = translations;
   return { body, errors };
+}
+
+/**
+ * A translatable field's texts by language from its inputs ("name:de"), or null when the form has
+ * none. Update: an emptied language is null, which removes its text.
+ */
+function translationsOf(field: MetaField, form: FormData, mode: 'create' | 'update'): Record<string, string | null> | null {
+  const prefix = `${field.name}:`;
+  const texts: Record<string, string | null> = {};
+  let given = false;
+  for (const [name, value] of Object.entries(form)) {
+    if (!name.startsWith(prefix)) continue;
+    given = true;
+    const raw = last(value) ?? '';
+    const text = field.type === 'text' ? raw : raw.trim();
+    if (text !== '') texts[name.slice(prefix.length)] = text;
+    else if (mode === 'update') texts[name.slice(prefix.length)] = null;
+  }
+  return given ? texts : null;
+}
+
+/** A key-value field's object from its rows; rows with neither key nor value are left out. */
+function pairsOf(field: MetaField, form: FormData, mode: 'create' | 'update'): { value: Record<string, unknown> | null | undefined } | { error: string } {
+  const names = pairInputs(field.name);
+  const keys = all(form[names.key]);
+  const values = all(form[names.value]);
+  const object: Record<string, unknown> = {};
+  for (let i = 0; i < Math.max(keys.length, values.length); i++) {
+    const key = (keys[i] ?? '').trim();
+    const value = values[i] ?? '';
+    if (key === '' && value.trim() === '') continue;
+    if (key === '') return { error: `the value "${value.slice(0, 40)}" has no key` };
+    if (Object.hasOwn(object, key)) return { error: `the key "${key.slice(0, 40)}" is given twice` };
+    object[key] = pairValue(value);
+  }
+  if (Object.keys(object).length) return { value: object };
+  return { value: mode === 'update' ? null : undefined };
+}
+
+const TYPED = /^(-?\d+(\.\d+)?([eE][+-]?\d+)?|true|false|null|"(?:[^"\\]|\\.)*")$/;
+
+/** A row's value: a number, true, false or null as such, "quoted" text as the text, anything else as typed. */
+function pairValue(text: string): unknown {
+  const trimmed = text.trim();
+  return TYPED.test(trimmed) ? JSON.parse(trimmed) : text;
+}
+
+/** How a row's value reads in its input, so that saving it again keeps it (the text "42" is "\"42\""). */
+export function pairText(value: unknown): string {
+  if (typeof value === 'string') return TYPED.test(value.trim()) ? JSON.stringify(value) : value;
+  return typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value);
+}
+
+/** The rows of a stored key-value object, or null when it is no flat object (the form then shows its JSON). */
+export function storedPairs(value: unknown): { key: string; value: string }[] | null {
+  if (value === null || value === undefined) return [];
+  if (typeof value !== 'object' || Array.isArray(value)) return null;
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (entries.some(([, v]) => typeof v === 'object' && v !== null)) return null;
+  return entries.map(([key, v]) => ({ key, value: pairText(v) }));
 }
 
 function convert(field: MetaField, text: string): { value: unknown } | { error: string } {

@@ -45,7 +45,15 @@ export const FieldSchema = Type.Object(
       Type.Boolean({ description: 'string/text: write-only (never in a response), encrypted at rest with the configured SECRET_KEY (AES-256-GCM); a PUT may omit it to keep the stored value' }),
     ),
     readOnly: Type.Optional(Type.Boolean({ description: 'in responses, never accepted in a request body (set by the module or its default)' })),
-    widget: Type.Optional(Type.String({ description: 'console hint: input widget' })),
+    widget: Type.Optional(
+      Type.Union(
+        ['text', 'textarea', 'markdown', 'number', 'decimal', 'checkbox', 'date', 'datetime', 'select', 'reference', 'password', 'color', 'key-value', 'json'].map((w) => Type.Literal(w)),
+        {
+          description:
+            "console hint: the form's input; default by type. textarea/markdown: several lines for a string; key-value: rows of keys and values for a json object of scalars; password: a masked input",
+        },
+      ),
+    ),
     example: Type.Optional(
       Type.String({ description: 'string/text: a valid value shown in the OpenAPI document (examples), for values whose content means something a schema cannot say (a cron expression)' }),
     ),

@@ -107,7 +107,7 @@ t.test('create, read, edit and delete through the forms', async (t) => {
   t.equal(missing.statusCode, 400, 'a required field left empty');
   t.match(missing.body, /id="field-name-error"/);
   t.match(missing.body, /id="field-name"[^>]*aria-invalid="true"/);
-  t.match(missing.body, /name="description"[^>]*>x<\/textarea>/, 'what was typed stays in the form');
+  t.match(missing.body, /name="description:en"[^>]*>x<\/textarea>/, 'what was typed stays in the form (a translatable field: in the first language)');
 
   const tooLong = await s.post('/catalog/categories', { name: 'n'.repeat(121) });
   t.equal(tooLong.statusCode, 400, 'the API checks what the form cannot');
@@ -148,6 +148,89 @@ t.test('create, read, edit and delete through the forms', async (t) => {
   t.equal(deleted.statusCode, 303);
   t.equal(deleted.headers.location, '/catalog/categories?notice=deleted');
   t.equal((await s.get(url)).statusCode, 404);
+});
+
+t.test('a translatable field: an input per language, each saved, an emptied one removed', async (t) => {
+  const s = await loggedIn();
+  const form = await s.get('/catalog/categories/new');
+  for (const [id, name, label] of [
+    ['field-name', 'name:en', 'Name \\(English\\)'],
+    ['field-name-de', 'name:de', 'Name \\(German\\)'],
+  ])
+    t.match(form.body, new RegExp(`<label for="${id}">${label}</label>\\s*<input id="${id}" name="${name}" lang="${name.slice(5)}"`), `${name}: labelled`);
+  t.match(form.body, /<textarea id="field-description-fr" name="description:fr" lang="fr"/, 'a text field: a textarea per language');
+
+  const empty = await s.post('/catalog/categories', { 'name:en': ' ', 'name:de': '', isActive: 'true' });
+  t.equal(empty.statusCode, 400, 'no language given for a required field');
+  t.match(empty.body, /id="field-name-error"[^>]*>is required in at least one language/);
+
+  const created = await s.post('/catalog/categories', { 'name:en': 'Hoses', 'name:de': 'Schläuche', 'name:fr': '', 'description:en': 'Long', isActive: 'true' });
+  t.equal(created.statusCode, 303);
+  const id = created.headers.location!.replace(/\?.*/, '').split('/').pop()!;
+  const api = () => ctx.as(tenant.adminToken, { method: 'GET', url: `/api/categories/${id}?translations=true` });
+  t.same((await api()).json().translations, { name: { en: 'Hoses', de: 'Schläuche' }, description: { en: 'Long' } }, 'each language stored, the empty one not');
+
+  const edit = await s.get(`/catalog/categories/${id}/edit`);
+  t.match(edit.body, /name="name:de" lang="de" value="Schläuche"/, 'the edit form holds every language');
+  const version = /name="_version" value="(\d+)"/.exec(edit.body)![1];
+  const saved = await s.post(`/catalog/categories/${id}`, {
+    _version: version,
+    'name:en': 'Garden hoses',
+    'name:de': '',
+    'name:fr': 'Tuyaux',
+    'name:es': '',
+    'description:en': 'Long',
+    isActive: 'true',
+    parentId: '',
+  });
+  t.equal(saved.statusCode, 303);
+  t.same((await api()).json().translations.name, { en: 'Garden hoses', fr: 'Tuyaux' }, 'German emptied, so removed; French added');
+
+  const v2 = /name="_version" value="(\d+)"/.exec((await s.get(`/catalog/categories/${id}/edit`)).body)![1];
+  const none = await s.post(`/catalog/categories/${id}`, { _version: v2, 'name:en': '', 'name:fr': '', isActive: 'true' });
+  t.equal(none.statusCode, 400, 'emptying every language of a required field is refused');
+  t.match(none.body, /name="name:en" lang="en" value=""[^>]*aria-invalid="true"/, 'the error marks the inputs');
+  t.same((await api()).json().translations.name, { en: 'Garden hoses', fr: 'Tuyaux' }, 'and nothing was lost');
+});
+
+t.test('a key-value JSON field: rows of keys and values', async (t) => {
+  const s = await loggedIn();
+  const form = await s.get('/catalog/products/new');
+  t.match(form.body, /<fieldset class="key-value"[^>]*>\s*<legend>Attributes/, 'a fieldset with its legend');
+  t.equal([...form.body.matchAll(/name="attributes:key"/g)].length, 2, 'two blank rows on a new form');
+
+  const bad = await s.post('/catalog/products', { sku: 'KV-1', 'name:en': 'Hose', price: '5', currency: 'EUR', 'attributes:key': ['colour', 'colour'], 'attributes:value': ['green', 'red'] });
+  t.equal(bad.statusCode, 400);
+  t.match(bad.body, /id="field-attributes-error"[^>]*>the key &quot;colour&quot; is given twice/);
+  t.match(bad.body, /name="attributes:value" value="red"/, 'the rows stay as typed');
+  const noKey = await s.post('/catalog/products', { sku: 'KV-1', 'name:en': 'Hose', price: '5', currency: 'EUR', 'attributes:key': [''], 'attributes:value': ['lost'] });
+  t.match(noKey.body, /has no key/);
+
+  const created = await s.post('/catalog/products', {
+    sku: 'KV-1',
+    'name:en': 'Hose',
+    price: '5',
+    currency: 'EUR',
+    'attributes:key': ['colour', 'length', 'outdoor', 'code', '', ''],
+    'attributes:value': ['green', '25', 'true', '"007"', '', ''],
+  });
+  t.equal(created.statusCode, 303);
+  const id = created.headers.location!.replace(/\?.*/, '').split('/').pop()!;
+  const stored = () => ctx.as(tenant.adminToken, { method: 'GET', url: `/api/products/${id}` }).then((r) => r.json().attributes);
+  t.same(await stored(), { colour: 'green', length: 25, outdoor: true, code: '007' }, 'numbers and true as such, quoted text as text');
+
+  const edit = await s.get(`/catalog/products/${id}/edit`);
+  t.match(edit.body, /name="attributes:value" value="&quot;007&quot;"/, 'text that looks like a number is quoted, so it stays text');
+  t.equal([...edit.body.matchAll(/name="attributes:key"/g)].length, 6, 'four stored rows and two blank');
+  const version = /name="_version" value="(\d+)"/.exec(edit.body)![1];
+  const keep = Object.fromEntries([...edit.body.matchAll(/<input id="field-[^"]*" name="((?:sku|price|currency)|name:en)"[^>]*value="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+  const saved = await s.post(`/catalog/products/${id}`, { ...keep, _version: version, 'attributes:key': ['colour', 'length', 'outdoor', ''], 'attributes:value': ['blue', '25', 'true', ''] });
+  t.equal(saved.statusCode, 303);
+  t.same(await stored(), { colour: 'blue', length: 25, outdoor: true }, 'a row left out is gone');
+
+  // a value that is no flat object is edited as JSON
+  await ctx.as(tenant.adminToken, { method: 'PATCH', url: `/api/products/${id}`, payload: { attributes: { sizes: [1, 2] } } });
+  t.match((await s.get(`/catalog/products/${id}/edit`)).body, /<textarea id="field-attributes" name="attributes"/);
 });
 
 t.test("a referenced row that may not be deleted: the API's 409 on a page", async (t) => {

@@ -36,4 +36,20 @@ document.addEventListener('DOMContentLoaded', () => {
     if (button) button.classList.add('visually-hidden');
     if (select) select.addEventListener('change', () => form.requestSubmit());
   }
+  // a key-value field: one more blank row per click (the form has two blank rows without this)
+  for (const button of document.querySelectorAll('[data-add-pair]')) {
+    const body = button.closest('fieldset').querySelector('[data-pairs]');
+    button.hidden = false;
+    button.addEventListener('click', () => {
+      const row = body.lastElementChild.cloneNode(true);
+      const n = body.children.length + 1;
+      for (const input of row.querySelectorAll('input')) {
+        input.value = '';
+        input.id = input.id.replace(/-\d+$/, `-${n}`);
+        input.setAttribute('aria-label', input.getAttribute('aria-label').replace(/\d+$/, String(n)));
+      }
+      body.append(row);
+      row.querySelector('input').focus();
+    });
+  }
 });
