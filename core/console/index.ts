@@ -15,12 +15,13 @@ import fastifyStatic from '@fastify/static';
 import handlebars from 'handlebars';
 import type { Kernel } from '../kernel.ts';
 import { LoginRequired } from './api-client.ts';
-import { loadPage, type Page } from './shell.ts';
-import { registerEntityPages, type ConsoleRenderer } from './entity-pages.ts';
+import { loadPage, type ConsoleRenderer, type Page } from './shell.ts';
+import { registerEntityPages } from './entity-pages.ts';
 import { registerSessionPages } from './login-pages.ts';
 import { modulePages, registerModulePage, rowPages } from './module-pages.ts';
 import { registerApiRelay } from './api-relay.ts';
 import { registerTranslationPage } from './translation-pages.ts';
+import { fillIn } from './texts.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const VIEWS = join(HERE, 'views');
@@ -82,7 +83,7 @@ export async function installConsole(app: FastifyInstance, kernel: Kernel): Prom
     }
 
     const ui: ConsoleRenderer = {
-      load: (request, reply) => loadPage(scope, request, reply, special, languages),
+      load: (request, reply, module) => loadPage(scope, request, reply, special, languages, module),
       render: (reply, page, name, data, status = 200) =>
         reply
           .code(status)
@@ -132,9 +133,10 @@ function viewEngine(): typeof handlebars {
   const dir = join(VIEWS, 'partials');
   for (const f of readdirSync(dir).filter((n) => n.endsWith('.hbs'))) engine.registerPartial(f.slice(0, -4), readFileSync(join(dir, f), 'utf8'));
   engine.registerHelper('eq', (a: unknown, b: unknown) => a === b);
-  // {{t "key"}}: the console's text in the page's language (shell.texts), else the built-in English
-  engine.registerHelper('t', function (key: string, options: { data: { root: { shell?: { texts?: Record<string, string> } } } }) {
-    return options.data.root.shell?.texts?.[key] ?? CONSOLE_TEXTS[key] ?? key;
+  // {{t "key" name=value}}: in a module's view its text (@texts), else the console's, in the page's
+  // language (shell.texts), else the built-in English; {name} in the text is replaced by the value
+  engine.registerHelper('t', function (key: string, options: { hash: Record<string, unknown>; data: { texts?: Record<string, string>; root: { shell?: { texts?: Record<string, string> } } } }) {
+    return fillIn(options.data.texts?.[key] ?? options.data.root.shell?.texts?.[key] ?? CONSOLE_TEXTS[key] ?? key, options.hash);
   });
   return engine;
 }

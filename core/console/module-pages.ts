@@ -6,8 +6,10 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import type handlebars from 'handlebars';
 import type { Kernel } from '../kernel.ts';
-import type { ConsolePage } from '../context/plugin-module.ts';
-import type { ConsoleRenderer } from './entity-pages.ts';
+import type { ConsolePage, PageApi } from '../context/plugin-module.ts';
+import { pageKey } from '../http/interface-texts.ts';
+import { fillIn } from './texts.ts';
+import type { ConsoleRenderer } from './shell.ts';
 
 export interface ModulePage {
   module: string;
@@ -33,17 +35,33 @@ export function modulePages(kernel: Kernel): ModulePage[] {
   );
 }
 
-/** The pages of one row below an entity's pages (<path>/:id/<name>), as links its detail page shows. */
-export function rowPages(pages: ModulePage[], path: string): { title: string; suffix: string }[] {
-  const prefix = `${path}/:id/`;
-  return pages.filter((p) => p.path.startsWith(prefix) && !p.path.slice(prefix.length).includes(':')).map((p) => ({ title: p.title, suffix: p.path.slice(prefix.length - 1) }));
+export interface RowPage {
+  module: string;
+  /** in English, and its key in the module's texts */
+  title: string;
+  key: string;
+  /** the path after the row's: /board */
+  suffix: string;
 }
 
-export function registerModulePage(app: FastifyInstance, engine: typeof handlebars, { path, title, page }: ModulePage, ui: ConsoleRenderer): void {
+/** The pages of one row below an entity's pages (<path>/:id/<name>), as links its detail page shows. */
+export function rowPages(pages: ModulePage[], path: string): RowPage[] {
+  const prefix = `${path}/:id/`;
+  return pages
+    .filter((p) => p.path.startsWith(prefix) && !p.path.slice(prefix.length).includes(':'))
+    .map((p) => ({ module: p.module, title: p.title, key: pageKey(p.path), suffix: p.path.slice(prefix.length - 1) }));
+}
+
+export function registerModulePage(app: FastifyInstance, engine: typeof handlebars, { module, path, entry, title, page }: ModulePage, ui: ConsoleRenderer): void {
   const template = engine.compile(readFileSync(fileURLToPath(page.view), 'utf8'), { strict: false });
   app.get(path, async (request, reply) => {
-    const shell = await ui.load(request, reply);
-    const data = await page.load(shell.api, request.query as Record<string, string | undefined>, request.params as Record<string, string>);
-    return ui.render(reply, shell, 'module-page', { title, content: template(data) });
+    const shell = await ui.load(request, reply, module);
+    const texts = shell.moduleTexts;
+    const api: PageApi = { get: (url) => shell.api.get(url), text: (key, values) => fillIn(texts[key] ?? key, values) };
+    const data = await page.load(api, request.query as Record<string, string | undefined>, request.params as Record<string, string>);
+    // the view's {{t "key"}} finds the module's texts as @texts
+    // a page's own title is a text of its module; else it is its menu entry's label, translated in the menu
+    const heading = page.title ? (texts[pageKey(path)] ?? title) : (shell.meta.menu.find((e) => e.path === entry)?.label ?? title);
+    return ui.render(reply, shell, 'module-page', { title: heading, content: template(data, { data: { texts } }) });
   });
 }

@@ -35,16 +35,27 @@ export interface Page {
   entity(name: string): MetaEntity | undefined;
   /** the console path of an entity's pages, if it has any */
   pathOf(entity: string): string | undefined;
+  /** the texts of the module whose page this is (loadPage's `module`), in the user's language */
+  moduleTexts: Record<string, string>;
+}
+
+/** How a console route loads the shell around its page and renders a view in the layout. */
+export interface ConsoleRenderer {
+  /** `module`: the module whose page it is, whose texts the page shows (Page.moduleTexts) */
+  load(request: FastifyRequest, reply: FastifyReply, module?: string): Promise<Page>;
+  render(reply: FastifyReply, page: Page, view: string, data: Record<string, unknown>, status?: number): FastifyReply;
 }
 
 /** Paths of pages the console serves besides the generic entity pages (dashboards). */
 export type SpecialPages = ReadonlySet<string>;
 
-export async function loadPage(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, special: SpecialPages, languages: string[]): Promise<Page> {
+/** `module`: the module whose page this is, whose texts it shows besides the console's. */
+export async function loadPage(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, special: SpecialPages, languages: string[], module?: string): Promise<Page> {
   const api = new ConsoleApi(app, request, reply);
   // one after the other: the first may rotate the tokens, the second then uses the new ones
   const me = await api.get<Me>('/api/auth/me');
-  const [meta, texts] = await Promise.all([api.get<Meta>('/api/meta'), api.get<{ texts: Record<string, Record<string, string>> }>('/api/translations/catalog?namespaces=console')]);
+  const namespaces = module ? `console,${module}` : 'console';
+  const [meta, texts] = await Promise.all([api.get<Meta>('/api/meta'), api.get<{ texts: Record<string, Record<string, string>> }>(`/api/translations/catalog?namespaces=${namespaces}`)]);
   if (!me.ok || !meta.ok) throw new LoginRequired();
   const entities = new Map(meta.body.entities.map((e) => [e.name, e]));
   const served = meta.body.menu.filter((e) => special.has(e.path) || (e.entity !== null && entities.has(e.entity)));
@@ -66,6 +77,7 @@ export async function loadPage(app: FastifyInstance, request: FastifyRequest, re
     meta: meta.body,
     entity: (name) => entities.get(name),
     pathOf: (entity) => paths.get(entity),
+    moduleTexts: (module && texts.ok ? texts.body.texts[module] : undefined) ?? {},
     shell: {
       user: me.body,
       csrf: reply.generateCsrf(),

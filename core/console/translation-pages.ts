@@ -4,7 +4,7 @@
 // Translation rows through the API, so the user's grants decide which
 // namespaces they may change (a PM administrator: "pm" only).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { ConsoleRenderer } from './entity-pages.ts';
+import type { ConsoleRenderer } from './shell.ts';
 import type { FormData } from './fields.ts';
 import type { Page } from './shell.ts';
 

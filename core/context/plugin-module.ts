@@ -105,6 +105,8 @@ export interface PageAnswer<T = any> {
 /** What a console page reads through: the HTTP API, as the signed-in user, in their company and language. */
 export interface PageApi {
   get<T = any>(url: string): Promise<PageAnswer<T>>;
+  /** The module's interface text `key` (PluginModule.texts) in the user's language, `{name}` replaced by values' name. */
+  text(key: string, values?: Record<string, string | number>): string;
 }
 
 /** An error a console page throws to be shown as the console's problem page with this status. */
@@ -139,7 +141,7 @@ export const scriptJson = (data: unknown): string => JSON.stringify(data).replac
 export interface ConsolePage {
   /** the page's handlebars template, a file of the module: new URL('./views/x.hbs', import.meta.url) */
   view: URL;
-  /** heading and link text; default: the menu entry's label */
+  /** heading and link text, in English; default: the menu entry's label. Its key in the module's texts is "page" + the path with dots (page.pm.projects.:id.board) */
   title?: string;
   /** the template's data, read through `api`; `query` is the page's query string, `params` its path parameters */
   load(api: PageApi, query: Record<string, string | undefined>, params: Record<string, string>): Promise<Record<string, unknown>>;
@@ -158,4 +160,11 @@ export interface PluginModule {
   jobs?: Record<string, JobDefinition>;
   /** console pages by web path: a menu entry's path of the manifest, or one below it (/pm/projects/:id/board) */
   pages?: Record<string, ConsolePage>;
+  /**
+   * The module's interface strings beyond its manifest's labels (its pages' and scripts' texts):
+   * a JSON file of key → built-in English, new URL('./texts.en.json', import.meta.url). They are
+   * keys of the module's namespace that tenants translate like the labels ({{t "key"}} in its
+   * views, api.text in load()); "menu.", "entity.", "field." and "page." keys are the manifest's.
+   */
+  texts?: URL;
 }

@@ -14,22 +14,46 @@ const CONSOLE_TEXTS: Record<string, string> = JSON.parse(readFileSync(new URL('.
 
 export type Texts = Map<string, Map<string, string>>;
 
-/** namespace → key → built-in English text, from the manifests and the console. */
+/** namespace → key → built-in English text, from the manifests, the modules' texts files and the console. */
 export function builtInTexts(kernel: Kernel): Texts {
   const texts: Texts = new Map([[CONSOLE_NAMESPACE, new Map(Object.entries(CONSOLE_TEXTS))]]);
-  for (const { manifest: m } of kernel.modules) {
+  for (const { manifest: m, plugin } of kernel.modules) {
     const own = new Map<string, string>();
     for (const e of m.menu ?? []) own.set(menuKey(e.path), e.label);
     for (const e of m.entities ?? []) {
       if (e.label) own.set(entityKey(e.name), e.label);
       for (const [name, f] of Object.entries(e.fields)) if (f.label && !f.internal) own.set(fieldKey(e.name, name), f.label);
     }
+    for (const [path, page] of Object.entries(plugin?.pages ?? {})) if (page.title) own.set(pageKey(path), page.title);
+    if (plugin?.texts) for (const [key, text] of moduleTexts(m.id, plugin.texts)) own.set(key, text);
     texts.set(m.id, own);
   }
   return texts;
 }
 
+const MANIFEST_KEY = /^(menu|entity|field|page)\./;
+
+/** A module's texts file: a JSON object of key → English text, its keys none of the manifest's. */
+function moduleTexts(module: string, file: URL): [string, string][] {
+  const where = `plugins/${module}'s texts (${file.pathname.split('/').slice(-2).join('/')})`;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new Error(`${where}: ${(err as Error).message}`, { cause: err });
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error(`${where}: must be a JSON object of key → text`);
+  const entries = Object.entries(parsed as Record<string, unknown>);
+  for (const [key, text] of entries) {
+    if (typeof text !== 'string' || !text) throw new Error(`${where}: "${key}" must be a non-empty string`);
+    if (MANIFEST_KEY.test(key)) throw new Error(`${where}: "${key}" starts like the keys the manifest's labels get (menu., entity., field., page.)`);
+  }
+  return entries as [string, string][];
+}
+
 export const menuKey = (path: string) => `menu${path.replaceAll('/', '.')}`;
+/** a module page's title (ConsolePage.title): /pm/projects/:id/board → page.pm.projects.:id.board */
+export const pageKey = (path: string) => `page${path.replaceAll('/', '.')}`;
 export const entityKey = (entity: string) => `entity.${entity}`;
 export const fieldKey = (entity: string, field: string) => `field.${entity}.${field}`;
 

@@ -4,8 +4,10 @@
 // @people, #projects and recent titles come as they type (GET
 // /api/ai/assistant/suggest). The page's script does those calls; this reads
 // the help (GET /api/ai/assistant/help): what the user can ask, with examples.
-import { required, type ConsolePage } from '../../core/plugin-api.ts';
-import { labelOf } from './page-support.ts';
+// The help's words are the API's; the page's own words and its scripts' are
+// the module's texts (texts.en.json), the scripts' given as #ai-assistant-texts.
+import { required, scriptJson, type ConsolePage, type PageApi } from '../../core/plugin-api.ts';
+import { valueLabel } from './page-support.ts';
 
 const PATH = '/ai/assistant';
 
@@ -16,7 +18,50 @@ interface Help {
   examples: string[];
 }
 
-const TOPIC_LABELS: Record<string, string> = { title: 'Title', date: 'Due date and time', priority: 'Priority', assignee: 'Assignee', project: 'Project' };
+/** a help topic's kind → its label's key */
+const TOPIC_LABELS = new Map([
+  ['title', 'assistant.title'],
+  ['date', 'assistant.dueDateAndTime'],
+  ['priority', 'assistant.priority'],
+  ['assignee', 'assistant.assignee'],
+  ['project', 'assistant.project'],
+]);
+
+/** What assistant.js and assistant-suggest.js show, by the names they read it under; {name}s are theirs to fill. */
+const scriptTexts = (api: PageApi) => ({
+  nobody: api.text('assistant.nobody'),
+  noProject: api.text('assistant.noProject'),
+  zone: api.text('assistant.zone'),
+  sourceProvider: api.text('assistant.sourceProvider'),
+  sourceParser: api.text('assistant.sourceParser'),
+  due: api.text('assistant.due'),
+  dueAt: api.text('assistant.dueAt'),
+  assignedTo: api.text('assistant.assignedTo'),
+  severalMatched: api.text('assistant.severalMatched'),
+  proposed: api.text('assistant.proposed'),
+  writeFirst: api.text('assistant.writeFirst'),
+  reading: api.text('assistant.reading'),
+  notRead: api.text('assistant.notRead'),
+  needsTitle: api.text('assistant.needsTitle'),
+  timeNeedsDate: api.text('assistant.timeNeedsDate'),
+  notCreated: api.text('assistant.notCreated'),
+  created: api.text('assistant.created'),
+  createdTimeKept: api.text('assistant.createdTimeKept'),
+  cancelled: api.text('assistant.cancelled'),
+  requestField: api.text('assistant.requestField'),
+  serverAnswered: api.text('common.serverAnswered'),
+  unreachable: api.text('common.unreachable'),
+  insert: api.text('assistant.insert'),
+  suggestedTitles: api.text('assistant.suggestedTitles'),
+  suggestedPeople: api.text('assistant.suggestedPeople'),
+  suggestedProjects: api.text('assistant.suggestedProjects'),
+  kinds: {
+    date: api.text('assistant.kind.date'),
+    priority: api.text('assistant.kind.priority'),
+    assignee: api.text('assistant.kind.assignee'),
+    project: api.text('assistant.kind.project'),
+  },
+});
 
 export const assistantPage: ConsolePage = {
   view: new URL('./views/assistant.hbs', import.meta.url),
@@ -27,8 +72,12 @@ export const assistantPage: ConsolePage = {
       canCreateTasks,
       intro: intro.text,
       examples,
-      topics: topics.map((t) => ({ label: TOPIC_LABELS[t.kind] ?? t.kind, text: t.text, examples: t.examples.join(' · ') })),
-      priorities: ['low', 'normal', 'high', 'critical'].map((p) => ({ value: p, label: labelOf(p) })),
+      topics: topics.map((t) => {
+        const key = TOPIC_LABELS.get(t.kind);
+        return { label: key ? api.text(key) : t.kind, text: t.text, examples: t.examples.join(' · ') };
+      }),
+      priorities: ['low', 'normal', 'high', 'critical'].map((p) => ({ value: p, label: valueLabel(api, p) })),
+      texts: scriptJson(scriptTexts(api)),
     };
   },
 };

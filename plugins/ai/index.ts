@@ -83,3 +83,6 @@ export const pages: PluginModule['pages'] = {
   '/ai/reports/:id/run': runReportPage,
   '/ai/reports/:id/history': oneReportHistoryPage,
 };
+
+// the words of those pages and their scripts, which tenants translate (key → English)
+export const texts: PluginModule['texts'] = new URL('./texts.en.json', import.meta.url);

@@ -1,4 +1,7 @@
-// What the AI module's console pages share: how ids, instants and values read.
+// What the AI module's console pages share: how ids, instants and values read,
+// in the user's language (the module's texts, texts.en.json).
+import type { PageApi } from '../../core/plugin-api.ts';
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const isUuid = (v: unknown): v is string => typeof v === 'string' && UUID.test(v);
@@ -10,21 +13,23 @@ export function when(iso: unknown): string {
 }
 
 /** How long ago an instant was, in words ("3 days ago"). */
-export function ago(iso: unknown, now = Date.now()): string {
+export function ago(api: PageApi, iso: unknown, now = Date.now()): string {
   if (typeof iso !== 'string') return '';
   const seconds = Math.round((now - Date.parse(iso)) / 1000);
   if (!Number.isFinite(seconds)) return '';
-  if (seconds < 0) return 'in the future';
-  if (seconds < 60) return 'just now';
-  const steps: [number, string][] = [
+  if (seconds < 0) return api.text('ago.future');
+  if (seconds < 60) return api.text('ago.now');
+  const steps: [number, 'minute' | 'hour' | 'day'][] = [
     [60, 'minute'],
     [3600, 'hour'],
     [86_400, 'day'],
   ];
-  let unit: [number, string] = steps[0];
+  let unit = steps[0];
   for (const s of steps) if (seconds >= s[0]) unit = s;
   const n = Math.floor(seconds / unit[0]);
-  return `${n} ${unit[1]}${n === 1 ? '' : 's'} ago`;
+  // one key per unit and number, as languages inflect them differently
+  const keys = { minute: ['ago.minute', 'ago.minutes'], hour: ['ago.hour', 'ago.hours'], day: ['ago.day', 'ago.days'] } as const;
+  return api.text(keys[unit[1]][n === 1 ? 0 : 1], { n });
 }
 
 /** "in_progress" → "In progress" */
@@ -32,3 +37,11 @@ export const labelOf = (value: string): string => {
   const text = value.replace(/[_-]+/g, ' ');
   return text === 'todo' ? 'To do' : text.charAt(0).toUpperCase() + text.slice(1);
 };
+
+/** A stored value (a status, a priority, a trigger) in words: its text "value.<value>", else labelOf's English. */
+export function valueLabel(api: PageApi, value: string): string {
+  const key = `value.${value}`;
+  const text = api.text(key);
+  // api.text answers the key itself when the module has no such text
+  return text === key ? labelOf(value) : text;
+}

@@ -3,7 +3,7 @@
 // filtered by report, status and trigger; each run opens with its result and
 // its comparison with the run before it.
 import { required, type ConsolePage } from '../../core/plugin-api.ts';
-import { isUuid, labelOf, when } from './page-support.ts';
+import { isUuid, valueLabel, when } from './page-support.ts';
 
 const SIZES = [10, 25, 50, 100];
 /** reports offered in the filter at most; a report of a run beyond them is read by itself */
@@ -42,11 +42,12 @@ export const reportHistoryPage: ConsolePage = {
     const { total } = runs.body;
     const pages = Math.max(1, Math.ceil(total / size));
     const link = (p: number) => `/ai/reports/history?${new URLSearchParams({ ...filters, ...(size === 25 ? {} : { size: String(size) }), ...(p === 1 ? {} : { page: String(p) }) })}`;
-    const options = (values: string[], chosen: string) => values.map((v) => ({ value: v, label: labelOf(v), selected: v === chosen }));
+    const options = (values: string[], chosen: string) => values.map((v) => ({ value: v, label: valueLabel(api, v), selected: v === chosen }));
     const chosenReport = isUuid(reportId) ? names.get(reportId) : undefined;
     return {
-      heading: chosenReport ? `Report history: ${chosenReport}` : 'Report history',
-      caption: `${chosenReport ? `Runs of ${chosenReport}` : 'Report runs'}: ${total} in all, newest first`,
+      // the general history's heading is its page title, translated with it
+      heading: chosenReport ? api.text('history.headingOf', { report: chosenReport }) : api.text('page.ai.reports.history'),
+      caption: chosenReport ? api.text('history.captionOf', { report: chosenReport, total }) : api.text('history.caption', { total }),
       reports: [...names].map(([id, name]) => ({ value: id, label: name, selected: id === reportId })),
       statuses: options(STATUSES, status),
       triggers: options(TRIGGERS, triggeredBy),
@@ -56,10 +57,10 @@ export const reportHistoryPage: ConsolePage = {
         url: `/ai/reports/history/${r.id}`,
         report: names.get(r.reportId) ?? r.type,
         started: when(r.startedAt),
-        range: `${r.rangeFrom ? when(r.rangeFrom) : 'Beginning'} – ${when(r.rangeTo)}`,
-        status: labelOf(r.status),
+        range: api.text('history.rangeFromTo', { from: r.rangeFrom ? when(r.rangeFrom) : api.text('history.beginning'), to: when(r.rangeTo) }),
+        status: valueLabel(api, r.status),
         failed: r.status === 'failed',
-        trigger: labelOf(r.triggeredBy),
+        trigger: valueLabel(api, r.triggeredBy),
       })),
       total,
       pageNo: page,

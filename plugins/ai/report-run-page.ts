@@ -2,8 +2,8 @@
 // type, parameters, range, who or what started it), its result as facts and
 // tables, or its error; and beside it the report's previous successful run,
 // figure by figure (GET /api/ai/report-runs/:id/compare).
-import { required, type ConsolePage } from '../../core/plugin-api.ts';
-import { labelOf, when } from './page-support.ts';
+import { required, type ConsolePage, type PageApi } from '../../core/plugin-api.ts';
+import { valueLabel, when } from './page-support.ts';
 import { figureLabel, orderFigures, referenceNames, resultView } from './report-result.ts';
 
 type Run = Record<string, any>;
@@ -15,7 +15,14 @@ interface Comparison {
 
 const signed = (n: number | null) => (n === null ? '' : n > 0 ? `+${n}` : String(n));
 /** a change in words for a screen reader; the sign alone is easy to miss */
-const trend = (n: number | null) => (n === null ? 'not comparable' : n > 0 ? `up by ${n}` : n < 0 ? `down by ${-n}` : 'unchanged');
+const trend = (api: PageApi, n: number | null) =>
+  n === null ? api.text('run.notComparable') : n > 0 ? api.text('run.upBy', { n }) : n < 0 ? api.text('run.downBy', { n: -n }) : api.text('run.unchanged');
+
+/** who or what started the run, in words */
+function trigger(api: PageApi, run: Run, names: Map<string, string>): string {
+  if (run.triggeredBy !== 'manual') return valueLabel(api, run.triggeredBy);
+  return run.runById ? api.text('run.manualBy', { name: names.get(run.runById) ?? run.runById }) : api.text('run.manual');
+}
 
 export const reportRunPage: ConsolePage = {
   view: new URL('./views/report-run.hbs', import.meta.url),
@@ -33,7 +40,7 @@ export const reportRunPage: ConsolePage = {
     const reportName = report.ok ? report.body.name : run.type;
     return {
       ran: query.ran === '1',
-      heading: `${reportName}: run of ${when(run.startedAt)}`,
+      heading: api.text('run.heading', { report: reportName, started: when(run.startedAt) }),
       reportName,
       reportUrl: report.ok ? `/ai/reports/${run.reportId}` : null,
       historyUrl: `/ai/reports/history?reportId=${encodeURIComponent(run.reportId)}`,
@@ -41,13 +48,16 @@ export const reportRunPage: ConsolePage = {
       failed: run.status === 'failed',
       error: run.error,
       facts: [
-        { label: 'Type', text: (types.ok && types.body.items.find((t) => t.name === run.type)?.title) || run.type },
-        { label: 'Status', text: labelOf(run.status) },
-        { label: 'Range', text: `${run.rangeFrom ? when(run.rangeFrom) : 'From the beginning'} to ${when(run.rangeTo)}` },
-        { label: 'Started', text: when(run.startedAt) },
-        { label: 'Finished', text: when(run.finishedAt) },
-        { label: 'Triggered by', text: run.triggeredBy === 'manual' ? `Manual run${run.runById ? ` by ${names.get(run.runById) ?? run.runById}` : ''}` : 'Schedule' },
-        { label: 'Parameters', text: run.parameters && Object.keys(run.parameters).length ? JSON.stringify(run.parameters) : 'Defaults' },
+        { label: api.text('common.type'), text: (types.ok && types.body.items.find((t) => t.name === run.type)?.title) || run.type },
+        { label: api.text('common.status'), text: valueLabel(api, run.status) },
+        {
+          label: api.text('common.range'),
+          text: run.rangeFrom ? api.text('run.range', { from: when(run.rangeFrom), to: when(run.rangeTo) }) : api.text('run.rangeFromStart', { to: when(run.rangeTo) }),
+        },
+        { label: api.text('common.started'), text: when(run.startedAt) },
+        { label: api.text('run.finished'), text: when(run.finishedAt) },
+        { label: api.text('common.triggeredBy'), text: trigger(api, run, names) },
+        { label: api.text('run.parameters'), text: run.parameters && Object.keys(run.parameters).length ? JSON.stringify(run.parameters) : api.text('run.defaults') },
       ],
       result: view,
       raw: run.result ? JSON.stringify(run.result, null, 2) : null,
@@ -58,7 +68,7 @@ export const reportRunPage: ConsolePage = {
           previous: f.previous ?? '',
           current: f.current ?? '',
           delta: signed(f.delta),
-          trend: trend(f.delta),
+          trend: trend(api, f.delta),
           changed: f.delta !== null && f.delta !== 0,
         })),
       },

@@ -2,7 +2,8 @@
 // and the query of the query language it stands for; the API's field errors
 // (JSON pointers into that query) pointed back at the form's controls.
 // assets/analytics.js builds the same query from the same form in the browser.
-import { GRANULARITY_LABELS, measureLabel, type Option, type TableFields } from './analytics-fields.ts';
+import { granularityLabel, measureLabel, type Option, type TableFields } from './analytics-fields.ts';
+import type { Text } from './page-support.ts';
 
 export type FormQuery = Record<string, string | string[] | undefined>;
 
@@ -57,44 +58,45 @@ export interface Control {
   label: string;
 }
 
-/** The query the state stands for, and which control each part of it came from. */
-export function buildQuery(state: BuilderState, fields: TableFields): { query: Record<string, unknown>; controls: Control[] } {
+/** The query the state stands for, and which control each part of it came from (named as `text` says). */
+export function buildQuery(state: BuilderState, fields: TableFields, text: Text): { query: Record<string, unknown>; controls: Control[] } {
   const controls: Control[] = [
-    { pointer: '/table', id: 'bi-table', label: 'Table' },
-    { pointer: '/measures', id: 'bi-m-0', label: 'Measures' },
-    { pointer: '/limit', id: 'bi-limit', label: 'Limit' },
-    { pointer: '/order', id: 'bi-sort', label: 'Sort by' },
+    { pointer: '/table', id: 'bi-table', label: text('control.table') },
+    { pointer: '/measures', id: 'bi-m-0', label: text('control.measures') },
+    { pointer: '/limit', id: 'bi-limit', label: text('control.limit') },
+    { pointer: '/order', id: 'bi-sort', label: text('control.sort') },
   ];
   const query: Record<string, unknown> = { table: state.table };
   if (state.measures.length) {
     query.measures = state.measures.map((m, i) => {
-      controls.push({ pointer: `/measures/${i}`, id: `bi-m-${i}`, label: `Measure ${i + 1}` });
+      controls.push({ pointer: `/measures/${i}`, id: `bi-m-${i}`, label: text('control.measure', { number: i + 1 }) });
       const [agg, field] = m.split(':');
       return field ? { agg, field } : { agg };
     });
   }
   if (state.dimensions.length) {
     query.dimensions = state.dimensions.map((d, i) => {
-      controls.push({ pointer: `/dimensions/${i}`, id: `bi-d-${i}`, label: `Group by ${i + 1}` });
+      controls.push({ pointer: `/dimensions/${i}`, id: `bi-d-${i}`, label: text('control.groupBy', { number: i + 1 }) });
       return d;
     });
   }
   const { field, granularity, from, to } = state.time;
   if (field) {
     controls.push(
-      { pointer: '/timeDimensions/0', id: 'bi-time', label: 'Time' },
-      { pointer: '/timeDimensions/0/granularity', id: 'bi-granularity', label: 'Period' },
-      { pointer: '/timeDimensions/0/dateRange', id: from ? 'bi-to' : 'bi-from', label: 'Date range' },
+      { pointer: '/timeDimensions/0', id: 'bi-time', label: text('control.time') },
+      { pointer: '/timeDimensions/0/granularity', id: 'bi-granularity', label: text('control.period') },
+      { pointer: '/timeDimensions/0/dateRange', id: from ? 'bi-to' : 'bi-from', label: text('control.dateRange') },
     );
     query.timeDimensions = [{ field, ...(granularity ? { granularity } : {}), ...(from || to ? { dateRange: [from, to] } : {}) }];
   }
   if (state.filters.length) {
     query.filters = state.filters.map((f, i) => {
+      const number = i + 1;
       controls.push(
-        { pointer: `/filters/${i}`, id: `bi-ff-${i}`, label: `Filter ${i + 1}` },
-        { pointer: `/filters/${i}/op`, id: `bi-fo-${i}`, label: `Filter ${i + 1}` },
-        { pointer: `/filters/${i}/value`, id: `bi-fv-${i}`, label: `Filter ${i + 1} value` },
-        { pointer: `/filters/${i}/values`, id: `bi-fv-${i}`, label: `Filter ${i + 1} values` },
+        { pointer: `/filters/${i}`, id: `bi-ff-${i}`, label: text('control.filter', { number }) },
+        { pointer: `/filters/${i}/op`, id: `bi-fo-${i}`, label: text('control.filter', { number }) },
+        { pointer: `/filters/${i}/value`, id: `bi-fv-${i}`, label: text('control.filterValue', { number }) },
+        { pointer: `/filters/${i}/values`, id: `bi-fv-${i}`, label: text('control.filterValues', { number }) },
       );
       const type = fields.byPath.get(f.field)?.type;
       if (f.op === 'set' || f.op === 'notSet') return { field: f.field, op: f.op };
@@ -114,21 +116,22 @@ export function buildQuery(state: BuilderState, fields: TableFields): { query: R
 }
 
 /** The API's field errors as links to the controls they are about (the longest pointer that contains the error's). */
-export function errorLinks(errors: { path: string; message: string }[], controls: Control[]) {
+export function errorLinks(errors: { path: string; message: string }[], controls: Control[], text: Text) {
   return errors.map((e) => {
     const control = controls.filter((c) => e.path === c.pointer || e.path.startsWith(`${c.pointer}/`)).sort((a, b) => b.pointer.length - a.pointer.length)[0];
-    return { id: control?.id ?? null, text: control ? `${control.label}: ${e.message}` : `${e.path || 'Query'}: ${e.message}` };
+    const where = control?.label ?? (e.path || text('result.query'));
+    return { id: control?.id ?? null, text: text('result.errorAt', { control: where, message: e.message }) };
   });
 }
 
 /** The result's columns the query will answer, as its sort may name them. */
-export function resultColumns(state: BuilderState, fields: TableFields): Option[] {
+export function resultColumns(state: BuilderState, fields: TableFields, text: Text): Option[] {
   const out: Option[] = state.dimensions.map((d) => ({ value: d, label: fields.byPath.get(d)?.label ?? d }));
   const { field, granularity } = state.time;
-  if (field && granularity) out.push({ value: `${field}.${granularity}`, label: `${fields.byPath.get(field)?.label ?? field} (${GRANULARITY_LABELS[granularity] ?? granularity})` });
+  if (field && granularity) out.push({ value: `${field}.${granularity}`, label: `${fields.byPath.get(field)?.label ?? field} (${granularityLabel(granularity, text)})` });
   for (const m of state.measures) {
     const [agg, path] = m.split(':');
-    out.push({ value: path ? `${agg}_${path}` : agg, label: measureLabel(fields, m) });
+    out.push({ value: path ? `${agg}_${path}` : agg, label: measureLabel(fields, m, text) });
   }
   return out;
 }

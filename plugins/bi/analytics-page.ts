@@ -6,9 +6,10 @@
 // the SQL it ran and a CSV download (the API's CSV through the console relay).
 import type { ConsolePage, PageApi } from '../../core/plugin-api.ts';
 import type { BiTable } from './semantic-model.ts';
-import { chosen, chosenOptions, fieldsOf, GRANULARITY_LABELS, OP_LABELS } from './analytics-fields.ts';
+import { chosen, chosenOptions, fieldsOf, granularityLabel, operatorLabel } from './analytics-fields.ts';
 import { buildQuery, errorLinks, resultColumns, stateOf, type BuilderState, type FormQuery } from './analytics-form.ts';
 import { required, scriptJson } from '../../core/plugin-api.ts';
+import { scriptTexts, type Text } from './page-support.ts';
 import { CHART_TYPES, chartSummary, tableOf, type Result } from './widget-view.ts';
 
 interface Schema {
@@ -45,28 +46,28 @@ async function run(api: PageApi, query: Record<string, unknown>) {
   const res = await api.get<Answer & { detail?: string; title?: string; errors?: { path: string; message: string }[] }>(`/api/bi/analytics?query=${encodeURIComponent(JSON.stringify(query))}`);
   if (res.ok) return { answer: res.body, errors: [] };
   const body = res.body ?? {};
-  return { answer: null, errors: body.errors?.length ? body.errors : [{ path: '', message: body.detail ?? body.title ?? `the API answered ${res.status}` }] };
+  return { answer: null, errors: body.errors?.length ? body.errors : [{ path: '', message: body.detail ?? body.title ?? api.text('analytics.apiAnswered', { status: res.status }) }] };
 }
 
-/** "4 rows · 12 ms · from the cache": what the answer says about itself. */
-function metaText(a: { rowCount: number; durationMs: number; cached: boolean; truncated: boolean }): string {
-  const parts = [`${a.rowCount} ${a.rowCount === 1 ? 'row' : 'rows'}`, `${a.durationMs} ms`];
-  if (a.cached) parts.push('from the cache');
-  if (a.truncated) parts.push('more rows matched than the limit lets through');
+/** "4 rows · 12 ms · from the cache": what the answer says about itself (as assets/analytics-view.js says it). */
+function metaText(a: { rowCount: number; durationMs: number; cached: boolean; truncated: boolean }, text: Text): string {
+  const parts = [text(a.rowCount === 1 ? 'result.oneRow' : 'result.rows', { count: a.rowCount }), `${a.durationMs} ms`];
+  if (a.cached) parts.push(text('result.cached'));
+  if (a.truncated) parts.push(text('result.truncated'));
   return parts.join(' · ');
 }
 
-function builderView(state: BuilderState, fields: ReturnType<typeof fieldsOf>, schema: Schema, invalid: Set<string>) {
+function builderView(state: BuilderState, fields: ReturnType<typeof fieldsOf>, schema: Schema, invalid: Set<string>, text: Text) {
   const flag = (id: string) => invalid.has(id);
-  const ops = schema.filterOperators.map((op) => ({ value: op, label: OP_LABELS[op] ?? op }));
+  const ops = schema.filterOperators.map((op) => ({ value: op, label: operatorLabel(op, text) }));
   return {
     table: { name: fields.table.name, label: fields.table.label, description: fields.table.description ?? '' },
-    measures: [...state.measures, ''].map((v, i) => ({ id: `bi-m-${i}`, number: i + 1, groups: chosen(fields.measures, v), invalid: flag(`bi-m-${i}`) })),
-    dimensions: [...state.dimensions, ''].map((v, i) => ({ id: `bi-d-${i}`, number: i + 1, groups: chosen(fields.dimensions, v), invalid: flag(`bi-d-${i}`) })),
+    measures: [...state.measures, ''].map((v, i) => ({ id: `bi-m-${i}`, number: i + 1, groups: chosen(fields.measures, v, text), invalid: flag(`bi-m-${i}`) })),
+    dimensions: [...state.dimensions, ''].map((v, i) => ({ id: `bi-d-${i}`, number: i + 1, groups: chosen(fields.dimensions, v, text), invalid: flag(`bi-d-${i}`) })),
     time: {
       fields: chosenOptions(fields.times, state.time.field),
       granularities: chosenOptions(
-        schema.granularities.map((g) => ({ value: g, label: GRANULARITY_LABELS[g] ?? g })),
+        schema.granularities.map((g) => ({ value: g, label: granularityLabel(g, text) })),
         state.time.granularity,
       ),
       from: state.time.from,
@@ -81,19 +82,19 @@ function builderView(state: BuilderState, fields: ReturnType<typeof fieldsOf>, s
       fieldId: `bi-ff-${i}`,
       opId: `bi-fo-${i}`,
       valueId: `bi-fv-${i}`,
-      groups: chosen(fields.filters, f.field),
+      groups: chosen(fields.filters, f.field, text),
       ops: chosenOptions(ops, f.op),
       value: f.value,
       invalid: flag(`bi-ff-${i}`) || flag(`bi-fo-${i}`),
       invalidValue: flag(`bi-fv-${i}`),
     })),
-    sort: chosenOptions(resultColumns(state, fields), state.sort),
+    sort: chosenOptions(resultColumns(state, fields, text), state.sort),
     desc: state.dir === 'desc',
     limit: state.limit,
     invalidLimit: flag('bi-limit'),
     invalidSort: flag('bi-sort'),
     maxRows: schema.limits.maxRows,
-    charts: chosenOptions([{ value: '', label: 'No chart' }, ...Object.entries(CHART_TYPES).map(([value, label]) => ({ value, label }))], state.chart),
+    charts: chosenOptions([{ value: '', label: text('analytics.noChart') }, ...Object.entries(CHART_TYPES).map(([value, key]) => ({ value, label: text(key) }))], state.chart),
   };
 }
 
@@ -101,27 +102,29 @@ export const analyticsPage: ConsolePage = {
   view: new URL('./views/analytics.hbs', import.meta.url),
   title: 'Analytics',
   async load(api, query) {
+    const text: Text = (key, values) => api.text(key, values);
+    const texts = scriptTexts(api, ['control', 'result', 'chart', 'scripts']);
     const schema = required(await api.get<Schema>('/api/bi/schema'));
     const state = stateOf(query as FormQuery);
     const table = schema.tables.find((t) => t.name === state.table);
     const tables = await tableGroups(api, schema.tables, state.table);
-    if (!table) return { tables, unknownTable: state.table !== '', builder: null, json: scriptJson(null) };
-    const fields = fieldsOf(table, schema.tables);
-    const built = buildQuery(state, fields);
+    if (!table) return { tables, unknownTable: state.table !== '', builder: null, json: scriptJson(null), texts };
+    const fields = fieldsOf(table, schema.tables, text);
+    const built = buildQuery(state, fields, text);
     const { answer, errors } = state.run ? await run(api, built.query) : { answer: null, errors: [] };
-    const links = errorLinks(errors, built.controls);
+    const links = errorLinks(errors, built.controls, text);
     const result = answer
       ? {
-          ...tableOf(answer),
-          meta: metaText(answer),
+          ...tableOf(answer, text),
+          meta: metaText(answer, text),
           sql: answer.sql,
-          summary: chartSummary(state.chart || null, answer),
+          summary: chartSummary(state.chart || null, answer, text),
           csv: `/console/api/bi/analytics/csv?query=${encodeURIComponent(JSON.stringify(built.query))}`,
         }
       : null;
     return {
       tables,
-      builder: builderView(state, fields, schema, new Set(links.flatMap((l) => (l.id ? [l.id] : [])))),
+      builder: builderView(state, fields, schema, new Set(links.flatMap((l) => (l.id ? [l.id] : []))), text),
       errors: links,
       result,
       json: scriptJson({
@@ -130,6 +133,7 @@ export const analyticsPage: ConsolePage = {
         chartType: state.chart,
         result: answer ? { columns: answer.columns, rows: answer.rows, truncated: answer.truncated } : null,
       }),
+      texts,
     };
   },
 };

@@ -5,7 +5,7 @@
 // editors move and resize widgets and saves the layout in one call.
 import type { ConsolePage } from '../../core/plugin-api.ts';
 import { pageError, required, scriptJson } from '../../core/plugin-api.ts';
-import { mayChange } from './page-support.ts';
+import { mayChange, scriptTexts } from './page-support.ts';
 import { widgetView, type Widget, type WidgetData } from './widget-view.ts';
 
 interface Sheet {
@@ -24,7 +24,7 @@ export const dashboardPage: ConsolePage = {
     const app = required(await api.get<{ id: string; name: string }>(`/api/bi/apps/${encodeURIComponent(params.id)}`));
     const sheet = required(await api.get<Sheet>(`/api/bi/apps/${app.id}/sheets/${encodeURIComponent(params.sheetId)}`));
     // a sheet named under another application's path is no page of this one
-    if (sheet.appId !== app.id) throw pageError(404, 'Not found');
+    if (sheet.appId !== app.id) throw pageError(404, api.text('common.notFound'));
     const [sheets, widgets, data, editable] = await Promise.all([
       api.get<{ items: Sheet[] }>(`/api/bi/apps/${app.id}/sheets?sort=position,name&size=500`).then(required),
       api.get<{ items: Widget[] }>(`/api/bi/sheets/${sheet.id}/widgets?size=${MAX_WIDGETS}`).then(required),
@@ -39,7 +39,7 @@ export const dashboardPage: ConsolePage = {
       app: { name: app.name, url: base, sheetsUrl: `${base}/sheets` },
       sheet: { name: sheet.name, description: sheet.description ?? '' },
       tabs: sheets.items.map((s) => ({ name: s.name, url: `${base}/sheets/${s.id}`, current: s.id === sheet.id })),
-      widgets: ordered.map((w) => widgetView(w, answers.get(w.id))),
+      widgets: ordered.map((w) => widgetView(w, answers.get(w.id), (key, values) => api.text(key, values))),
       editable,
       json: scriptJson({
         sheetId: sheet.id,
@@ -49,6 +49,7 @@ export const dashboardPage: ConsolePage = {
           return { id: w.id, kind: w.kind, chartType: w.chartType, chart: w.chart ?? {}, ...(w.kind === 'chart' && d ? { columns: d.columns, rows: d.rows } : {}) };
         }),
       }),
+      texts: scriptTexts(api, ['dashboardScript', 'scripts', 'chart']),
     };
   },
 };

@@ -41,3 +41,6 @@ export const pages: PluginModule['pages'] = {
   '/bi/apps/:id/sheets/:sheetId': dashboardPage,
   '/bi/analytics': analyticsPage,
 };
+
+// the pages' and their scripts' texts, which tenants translate like the manifest's labels
+export const texts: PluginModule['texts'] = new URL('./texts.en.json', import.meta.url);

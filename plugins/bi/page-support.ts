@@ -1,8 +1,13 @@
-// Whether the caller may change an application's sheets and widgets, as far
-// as the API tells it: which edit controls a BI page shows (the console never
-// decides access: the API still refuses what it must, and the scripts show
-// that refusal).
+// What the BI pages share: whether the caller may change an application's
+// sheets and widgets, as far as the API tells it (which edit controls a page
+// shows: the console never decides access, the API still refuses what it must,
+// and the scripts show that refusal), and the texts the pages' scripts read.
+import { readFileSync } from 'node:fs';
 import type { PageApi } from '../../core/plugin-api.ts';
+import { scriptJson } from '../../core/plugin-api.ts';
+
+/** A module text in the user's language (PageApi.text), handed to the helpers that build a page's strings. */
+export type Text = PageApi['text'];
 
 interface Meta {
   entities: { name: string; actions: string[] }[];
@@ -23,4 +28,17 @@ export async function mayChange(api: PageApi, appId: string, entity: 'BiSheet' |
   const member = await api.get<{ items: { role: string }[] }>(`/api/bi/apps/${appId}/members?userId=${encodeURIComponent(me.body.id)}&size=1`);
   if (!member.ok) return true;
   return member.body.items[0]?.role !== 'viewer';
+}
+
+// only the keys: the texts themselves come through api.text, in the user's language
+const KEYS = Object.keys(JSON.parse(readFileSync(new URL('./texts.en.json', import.meta.url), 'utf8')) as Record<string, string>);
+
+/**
+ * The JSON of a page's <script id="bi-texts"> block: every text whose key starts with
+ * one of `groups` ("chart" → chart.none, chart.summary…), with its {placeholders}
+ * left for the scripts to fill.
+ */
+export function scriptTexts(api: PageApi, groups: string[]): string {
+  const keys = KEYS.filter((key) => groups.some((g) => key.startsWith(`${g}.`)));
+  return scriptJson(Object.fromEntries(keys.map((key) => [key, api.text(key)])));
 }

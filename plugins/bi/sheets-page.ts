@@ -4,7 +4,7 @@
 // /api/bi/apps/:id/sheet-order) and delete one through assets/sheets.js.
 import type { ConsolePage } from '../../core/plugin-api.ts';
 import { required, scriptJson } from '../../core/plugin-api.ts';
-import { mayChange } from './page-support.ts';
+import { mayChange, scriptTexts } from './page-support.ts';
 
 interface Sheet {
   id: string;
@@ -14,7 +14,9 @@ interface Sheet {
   version: number;
 }
 
-const NOTICES: Record<string, string> = { created: 'Page added.', deleted: 'Page deleted.' };
+/** the notices the script's redirects ask for (?notice=created), by their texts' keys */
+const NOTICES: Record<string, string> = { created: 'sheets.added', deleted: 'sheets.deleted' };
+const MAX_SHEETS = 500;
 
 export const sheetsPage: ConsolePage = {
   view: new URL('./views/sheets.hbs', import.meta.url),
@@ -23,7 +25,7 @@ export const sheetsPage: ConsolePage = {
     const appId = params.id;
     const app = required(await api.get<{ id: string; name: string }>(`/api/bi/apps/${encodeURIComponent(appId)}`));
     const [list, canEdit] = await Promise.all([
-      api.get<{ items: Sheet[]; total: number }>(`/api/bi/apps/${app.id}/sheets?sort=position,name&size=500`).then(required),
+      api.get<{ items: Sheet[]; total: number }>(`/api/bi/apps/${app.id}/sheets?sort=position,name&size=${MAX_SHEETS}`).then(required),
       mayChange(api, app.id, 'BiSheet', ['create', 'update', 'delete']),
     ]);
     const base = `/bi/apps/${app.id}`;
@@ -40,9 +42,11 @@ export const sheetsPage: ConsolePage = {
       app: { id: app.id, name: app.name, url: base },
       sheets,
       truncated: list.total > list.items.length,
+      maxSheets: MAX_SHEETS,
       canEdit,
-      notice: NOTICES[query.notice ?? ''] ?? null,
+      notice: query.notice && Object.hasOwn(NOTICES, query.notice) ? api.text(NOTICES[query.notice]) : null,
       json: scriptJson({ appId: app.id, sheets: list.items.map((s) => ({ id: s.id, name: s.name, version: s.version })) }),
+      texts: scriptTexts(api, ['sheetsScript', 'scripts']),
     };
   },
 };

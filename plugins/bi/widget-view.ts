@@ -1,8 +1,10 @@
 // One widget of a dashboard as its template draws it: a number (KPI), a table,
 // a text (markdown) or a chart, whose values stay in a table for screen readers
 // (the chart itself is drawn by assets/dashboard.js with ECharts), or the
-// problem the API gave instead of its data.
+// problem the API gave instead of its data. Its words come from the module's
+// texts (`text`), in the user's language.
 import { markdownBlocks } from './markdown.ts';
+import type { Text } from './page-support.ts';
 
 export interface Column {
   name: string;
@@ -36,24 +38,26 @@ export interface WidgetData {
   problem?: { status: number; title: string; detail?: string };
 }
 
+/** The chart types, each by its name's key in the module's texts. */
 export const CHART_TYPES: Record<string, string> = {
-  bar: 'Bar',
-  line: 'Line',
-  area: 'Area',
-  pie: 'Pie',
-  scatter: 'Scatter',
-  stackedBar: 'Stacked bar',
-  funnel: 'Funnel',
-  heatmap: 'Heat map',
+  bar: 'chart.type.bar',
+  line: 'chart.type.line',
+  area: 'chart.type.area',
+  pie: 'chart.type.pie',
+  scatter: 'chart.type.scatter',
+  stackedBar: 'chart.type.stackedBar',
+  funnel: 'chart.type.funnel',
+  heatmap: 'chart.type.heatmap',
 };
 
-const KINDS: Record<Widget['kind'], string> = { chart: 'Chart', number: 'Number', table: 'Table', text: 'Text' };
+/** the title of a widget that has none ("Chart widget"), by kind */
+const UNTITLED: Record<Widget['kind'], string> = { chart: 'widget.untitledChart', number: 'widget.untitledNumber', table: 'widget.untitledTable', text: 'widget.untitledText' };
 
 const numeric = (c: Column) => c.role === 'measure' || c.type === 'integer' || c.type === 'decimal';
 
 /** A value as a cell shows it: numbers grouped, nothing as "(none)" for groups and empty for measures. */
-function cellText(c: Column, v: unknown): string {
-  if (v === null || v === undefined) return numeric(c) ? '' : '(none)';
+function cellText(c: Column, v: unknown, text: Text): string {
+  if (v === null || v === undefined) return numeric(c) ? '' : text('chart.none');
   if (numeric(c) && v !== '' && Number.isFinite(Number(v))) {
     // as many decimals as the API gave (amounts keep their cents), at most four (averages)
     const decimals = typeof v === 'string' ? Math.min(4, v.split('.')[1]?.length ?? 0) : null;
@@ -63,10 +67,10 @@ function cellText(c: Column, v: unknown): string {
 }
 
 /** Columns and rows as a template's table. */
-export function tableOf(result: Result) {
+export function tableOf(result: Result, text: Text) {
   return {
     columns: result.columns.map((c) => ({ name: c.name, type: c.type, label: c.label, numeric: numeric(c) })),
-    rows: result.rows.map((r) => result.columns.map((c) => ({ text: cellText(c, r[c.name]), numeric: numeric(c) }))),
+    rows: result.rows.map((r) => result.columns.map((c) => ({ text: cellText(c, r[c.name], text), numeric: numeric(c) }))),
     empty: result.rows.length === 0,
     span: result.columns.length || 1,
     truncated: result.truncated,
@@ -74,32 +78,40 @@ export function tableOf(result: Result) {
 }
 
 /** The KPI of a number widget: the first measure of the first row, formatted as its chart settings say. */
-function numberOf(result: Result, chart: Record<string, unknown> | null) {
+function numberOf(result: Result, chart: Record<string, unknown> | null, text: Text) {
   const column = result.columns.find((c) => c.role === 'measure') ?? result.columns[0];
   const raw = column ? result.rows[0]?.[column.name] : undefined;
   if (!column || raw === null || raw === undefined || !Number.isFinite(Number(raw))) return { value: '–', label: column?.label ?? '' };
   const currency = typeof chart?.currency === 'string' && /^[A-Z]{3}$/.test(chart.currency) ? chart.currency : null;
-  let value = cellText(column, raw);
+  let value = cellText(column, raw, text);
   if (chart?.format === 'currency' && currency) value = Number(raw).toLocaleString('en', { style: 'currency', currency });
-  else if (chart?.format === 'percent') value = `${cellText(column, raw)} %`;
+  else if (chart?.format === 'percent') value = `${cellText(column, raw, text)} %`;
   return { value, label: column.label };
 }
 
-/** One sentence a screen reader says for a chart: its type, what it measures by what, how many groups. */
-export function chartSummary(chartType: string | null, result: Result): string {
-  const type = CHART_TYPES[chartType ?? ''] ?? 'A';
+/**
+ * One sentence a screen reader says for a chart: its type, what it measures by what,
+ * how many groups (as assets/analytics-view.js says it in the browser).
+ */
+export function chartSummary(chartType: string | null, result: Result, text: Text): string {
+  const typeKey = chartType && Object.hasOwn(CHART_TYPES, chartType) ? CHART_TYPES[chartType] : 'chart.anyType';
   const measures = result.columns.filter((c) => c.role === 'measure').map((c) => c.label);
-  const groups = result.columns.filter((c) => c.role !== 'measure').map((c) => c.label);
-  const what = measures.length ? measures.join(', ') : 'values';
-  const by = groups.length ? ` by ${groups.join(' and ')}` : '';
+  const dimensions = result.columns.filter((c) => c.role !== 'measure').map((c) => c.label);
   const n = result.rows.length;
-  return `${type} chart of ${what}${by}: ${n} ${n === 1 ? 'group' : 'groups'}${result.truncated ? ' (more not shown)' : ''}; the values follow as a table.`;
+  const count = text(n === 1 ? 'chart.oneGroup' : 'chart.groups', { count: n });
+  const values = {
+    type: text(typeKey),
+    measures: measures.length ? measures.join(', ') : text('chart.values'),
+    groups: result.truncated ? text('chart.moreNotShown', { groups: count }) : count,
+  };
+  if (!dimensions.length) return text('chart.summary', values);
+  return text('chart.summaryBy', { ...values, dimensions: dimensions.reduce((a, b) => text('chart.and', { a, b })) });
 }
 
-export function widgetView(w: Widget, answer: WidgetData | undefined) {
-  const title = w.title?.trim() || `${KINDS[w.kind]} widget`;
+export function widgetView(w: Widget, answer: WidgetData | undefined, text: Text) {
+  const title = w.title?.trim() || text(UNTITLED[w.kind]);
   const data = answer?.data;
-  const problem = answer?.problem ?? (w.kind !== 'text' && !data ? { status: 404, title: 'No data', detail: 'the sheet answered no data for this widget; reload the page' } : undefined);
+  const problem = answer?.problem ?? (w.kind !== 'text' && !data ? { status: 404, title: text('widget.noData'), detail: text('widget.noDataDetail') } : undefined);
   return {
     id: w.id,
     title,
@@ -115,9 +127,9 @@ export function widgetView(w: Widget, answer: WidgetData | undefined) {
     isNumber: w.kind === 'number' && !!data,
     isTable: w.kind === 'table' && !!data,
     isText: w.kind === 'text',
-    number: w.kind === 'number' && data ? numberOf(data, w.chart) : null,
-    table: data && w.kind !== 'number' ? tableOf(data) : null,
-    summary: w.kind === 'chart' && data ? chartSummary(w.chartType, data) : '',
+    number: w.kind === 'number' && data ? numberOf(data, w.chart, text) : null,
+    table: data && w.kind !== 'number' ? tableOf(data, text) : null,
+    summary: w.kind === 'chart' && data ? chartSummary(w.chartType, data, text) : '',
     blocks: w.kind === 'text' ? markdownBlocks(w.text ?? '') : [],
   };
 }

@@ -21,16 +21,17 @@ const recent = async (api: PageApi, url: string) => {
   return res.ok ? res.body.items : null;
 };
 
-/** 1536 → "1.5 KiB" */
-export function formatBytes(bytes: number): string {
-  const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let value = bytes;
+/** 1536 → "1.5 KiB"; less than a KiB is `inBytes`' text in the user's language ("512 bytes") */
+export function formatBytes(bytes: number, inBytes: (count: number) => string): string {
+  if (bytes < 1024) return inBytes(bytes);
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes / 1024;
   let unit = 0;
   while (value >= 1024 && unit < units.length - 1) {
     value /= 1024;
     unit++;
   }
-  return unit === 0 ? `${value} bytes` : `${value.toFixed(1)} ${units[unit]}`;
+  return `${value.toFixed(1)} ${units[unit]}`;
 }
 
 const day = (iso: unknown) => (typeof iso === 'string' ? iso.slice(0, 10) : '');
@@ -49,21 +50,22 @@ export const dashboardPage: ConsolePage = {
     ]);
     const parts = size.ok ? size.body.schemas.flatMap((s) => s.tables ?? [{ name: s.name, bytes: s.bytes }]) : [];
     const sizeTotal = size.ok ? size.body.totalBytes : 0;
+    const bytes = (n: number) => formatBytes(n, (count) => api.text('dashboard.bytes', { count }));
     return {
       cards: [
-        { label: 'Active companies', value: companies, url: '/companies' },
-        { label: 'Active organizations', value: organizations, url: '/organizations' },
-        { label: 'Active users', value: users, url: '/users' },
-        { label: 'Active groups', value: groups, url: '/groups' },
+        { label: api.text('dashboard.activeCompanies'), value: companies, url: '/companies' },
+        { label: api.text('dashboard.activeOrganizations'), value: organizations, url: '/organizations' },
+        { label: api.text('dashboard.activeUsers'), value: users, url: '/users' },
+        { label: api.text('dashboard.activeGroups'), value: groups, url: '/groups' },
       ].filter((c) => c.value !== null),
       newUsers: newUsers?.map((u) => ({ name: u.name, email: u.email, added: day(u.createdAt), url: `/users/${u.id}` })) ?? null,
       newCompanies: newCompanies?.map((c) => ({ name: c.name ?? c.code, code: c.code, added: day(c.createdAt), url: `/companies/${c.id}` })) ?? null,
       database: size.ok
         ? {
-            total: formatBytes(sizeTotal),
+            total: bytes(sizeTotal),
             // the tooltip's text, and the same as a table for screen readers and keyboards
-            tooltip: parts.map((p) => `${p.name}: ${formatBytes(p.bytes)}`).join('\n'),
-            parts: parts.map((p) => ({ name: p.name, size: formatBytes(p.bytes), share: sizeTotal ? `${((100 * p.bytes) / sizeTotal).toFixed(1)} %` : '' })),
+            tooltip: parts.map((p) => `${p.name}: ${bytes(p.bytes)}`).join('\n'),
+            parts: parts.map((p) => ({ name: p.name, size: bytes(p.bytes), share: sizeTotal ? `${((100 * p.bytes) / sizeTotal).toFixed(1)} %` : '' })),
           }
         : null,
     };

@@ -20,3 +20,6 @@ export const subscribers: PluginModule['subscribers'] = { webhooks: webhookSubsc
 export const jobs: PluginModule['jobs'] = { 'deliver-webhook': deliverWebhook };
 
 export const pages: PluginModule['pages'] = { '/dashboard': dashboardPage };
+
+// the console pages' texts beyond the manifest's labels, translatable per tenant
+export const texts: PluginModule['texts'] = new URL('./texts.en.json', import.meta.url);

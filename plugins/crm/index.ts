@@ -12,3 +12,6 @@ export const handlers: PluginModule['handlers'] = { convertLead };
 export const hooks: PluginModule['hooks'] = { Activity: activityHooks };
 
 export const pages: PluginModule['pages'] = { '/crm/dashboard': dashboardPage };
+
+// the console pages' texts beyond the manifest's labels, translatable per tenant
+export const texts: PluginModule['texts'] = new URL('./texts.en.json', import.meta.url);

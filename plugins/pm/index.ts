@@ -54,3 +54,6 @@ export const jobs: PluginModule['jobs'] = {
 };
 
 export const pages: PluginModule['pages'] = { '/pm/dashboard': dashboardPage, '/pm/projects/:id/board': boardPage };
+
+// the pages' and the board script's texts, which tenants translate like the manifest's labels
+export const texts: PluginModule['texts'] = new URL('./texts.en.json', import.meta.url);

@@ -3,9 +3,15 @@
 // /api/translations, limited by grants: a PM administrator changes "pm" only),
 // the merged catalog with its fallbacks, the missing-keys report, /api/meta's
 // labels in the caller's language, and the console's Translations pages.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import t from 'tap';
 import { build, PASSWORD } from '../helper.ts';
 import { ConsoleSession } from '../support/console-session.ts';
+import { builtInTexts } from '../../core/http/interface-texts.ts';
+import type { Kernel } from '../../core/kernel.ts';
 
 const ctx = await build(t);
 const tenant = await ctx.tenant();
@@ -26,6 +32,28 @@ t.test('the built-in catalog: every manifest label and console string, in Englis
   t.notOk('field.RefreshToken.tokenHash' in texts.core, 'internal fields have no text');
   const some = await as(admin, 'GET', '/api/translations/catalog?namespaces=console,crm');
   t.same(Object.keys(some.json().texts).sort(), ['console', 'crm']);
+});
+
+t.test("a module's texts file: its keys join the module's namespace, a bad file stops the start", async (t) => {
+  const res = await as(admin, 'GET', '/api/translations/catalog?namespaces=pm');
+  t.equal(res.json().texts.pm['page.pm.projects.:id.board'], 'Board', "a page's own title is a key of its module");
+  const dir = mkdtempSync(join(tmpdir(), 'plinth-texts-'));
+  const file = (name: string, text: string) => {
+    writeFileSync(join(dir, name), text);
+    return pathToFileURL(join(dir, name));
+  };
+  const kernelWith = (texts: URL) => ({ modules: [{ manifest: { id: 'shop', menu: [], entities: [] }, plugin: { texts } }] }) as unknown as Kernel;
+  t.equal(
+    builtInTexts(kernelWith(file('ok.json', '{"cart.empty": "Your cart is empty"}')))
+      .get('shop')
+      ?.get('cart.empty'),
+    'Your cart is empty',
+  );
+  t.throws(() => builtInTexts(kernelWith(file('broken.json', '{"cart.empty": '))), /plugins\/shop's texts .*broken\.json/);
+  t.throws(() => builtInTexts(kernelWith(file('list.json', '["a"]'))), /must be a JSON object/);
+  t.throws(() => builtInTexts(kernelWith(file('number.json', '{"cart.count": 3}'))), /"cart.count" must be a non-empty string/);
+  t.throws(() => builtInTexts(kernelWith(file('clash.json', '{"menu.shop": "Shop"}'))), /"menu.shop" starts like the keys the manifest's labels get/);
+  t.throws(() => builtInTexts(kernelWith(pathToFileURL(join(dir, 'missing.json')))), /ENOENT/);
 });
 
 t.test("a tenant's texts win, per language, with fallbacks", async (t) => {

@@ -2,11 +2,20 @@
 // /api/ai/assistant/suggest): after "@" people, after "#" projects, else the
 // titles of one's recent tasks. They are buttons: Down arrow from the text box
 // reaches them, arrows move between them, Escape returns, Enter inserts.
+// Its words come from the page (#ai-assistant-texts), English without them.
 document.addEventListener('DOMContentLoaded', () => {
   const text = document.getElementById('ai-text');
   const list = document.getElementById('ai-suggestions');
   const status = document.getElementById('ai-suggest-status');
   if (!text || !list) return;
+  const ENGLISH = {
+    insert: 'Insert {value}',
+    suggestedTitles: '{count} recent titles suggested; Down arrow to choose.',
+    suggestedPeople: '{count} people suggested; Down arrow to choose.',
+    suggestedProjects: '{count} projects suggested; Down arrow to choose.',
+  };
+  const T = { ...ENGLISH, ...(plinth.data('ai-assistant-texts') ?? {}) };
+  const fill = (template, values) => template.replace(/\{([A-Za-z][A-Za-z0-9]*)\}/g, (whole, name) => values[name] ?? whole);
   const WAIT_MS = 200;
   let timer = null;
   let asked = 0;
@@ -45,15 +54,15 @@ document.addEventListener('DOMContentLoaded', () => {
         const button = document.createElement('button');
         button.type = 'button';
         button.textContent = s.detail && s.detail !== s.label ? `${s.label} (${s.detail})` : s.label;
-        button.setAttribute('aria-label', `Insert ${s.insert}`);
+        button.setAttribute('aria-label', fill(T.insert, { value: s.insert }));
         button.addEventListener('click', () => insert(at, s.insert));
         li.append(button);
         return li;
       }),
     );
     list.hidden = false;
-    const what = at.kind === 'title' ? 'recent titles' : at.q.startsWith('@') ? 'people' : 'projects';
-    const message = `${items.length} ${what} suggested; Down arrow to choose.`;
+    const told = at.kind === 'title' ? T.suggestedTitles : at.q.startsWith('@') ? T.suggestedPeople : T.suggestedProjects;
+    const message = fill(told, { count: items.length });
     // told once, not again at every keystroke that finds as many
     if (status.textContent !== message) status.textContent = message;
   };

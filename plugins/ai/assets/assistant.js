@@ -1,11 +1,41 @@
 // The AI assistant's page: the request goes to POST /api/ai/assistant/parse;
 // the proposal fills a form the user can edit, then confirm (POST
 // /api/ai/assistant/confirm) or cancel. Outcomes are told in #ai-result (a
-// status region), refusals in #ai-error (an alert).
+// status region), refusals in #ai-error (an alert). Its words come from the
+// page (#ai-assistant-texts, in the user's language); the English here is kept
+// for a page without them.
 document.addEventListener('DOMContentLoaded', () => {
   const $ = (id) => document.getElementById(id);
   const ask = $('ai-ask');
   if (!ask) return;
+  const ENGLISH = {
+    nobody: 'Nobody',
+    noProject: 'None: my personal task',
+    zone: 'In {zone}; a task keeps a due date only, so the time goes into its description.',
+    sourceProvider: "Proposed by the tenant's AI provider.",
+    sourceParser: 'Proposed by the built-in parser.',
+    due: ', due {date}',
+    dueAt: ', due {date} at {time}',
+    assignedTo: ', assigned to {name}',
+    severalMatched: 'Several people or projects matched: choose one.',
+    proposed: 'Proposed: "{title}"{due}, priority {priority}{who}. Review it below, then create it or cancel.{more}',
+    writeFirst: 'Write a request first.',
+    reading: 'Reading your request…',
+    notRead: 'The request could not be read',
+    needsTitle: 'The task needs a title.',
+    timeNeedsDate: 'A due time needs a due date.',
+    notCreated: 'The task was not created',
+    created: 'Created the task {task}.',
+    createdTimeKept: 'Created the task {task}; its due time is in its description.',
+    cancelled: 'Cancelled: nothing was created.',
+    requestField: 'request',
+    serverAnswered: 'the server answered {status}',
+    unreachable: 'the server could not be reached',
+    kinds: {},
+  };
+  const T = { ...ENGLISH, ...(plinth.data('ai-assistant-texts') ?? {}) };
+  /** a text with its {name}s replaced by values' */
+  const fill = (text, values = {}) => text.replace(/\{([A-Za-z][A-Za-z0-9]*)\}/g, (whole, name) => values[name] ?? whole);
   const text = $('ai-text');
   const proposalBox = $('ai-proposal');
   const confirmForm = $('ai-confirm');
@@ -36,14 +66,14 @@ document.addEventListener('DOMContentLoaded', () => {
     const body = res.body && typeof res.body === 'object' ? res.body : {};
     const list = el('ul');
     for (const e of body.errors ?? []) {
-      list.append(el('li', `${e.path.replace(/^\//, '') || 'request'}: ${e.message}`));
+      list.append(el('li', `${e.path.replace(/^\//, '') || T.requestField}: ${e.message}`));
       const input = confirmForm.querySelector(`[name="${e.path.replace(/^\//, '').split('/')[0]}"]`);
       if (input) input.setAttribute('aria-invalid', 'true');
     }
     errorBox.classList.add('alert');
     // the field errors say what the detail sums up
     const more = list.children.length ? [list] : body.detail ? [el('p', body.detail)] : [];
-    errorBox.replaceChildren(el('strong', `${what}: ${body.title ?? `the server answered ${res.status}`}`), ...more);
+    errorBox.replaceChildren(el('strong', `${what}: ${body.title ?? fill(T.serverAnswered, { status: res.status })}`), ...more);
   };
   const busy = (button, on) => {
     button.disabled = on;
@@ -57,8 +87,9 @@ document.addEventListener('DOMContentLoaded', () => {
     for (const s of p.spans) {
       if (s.start < at) continue;
       out.push(document.createTextNode(p.text.slice(at, s.start)));
-      out.push(el('mark', p.text.slice(s.start, s.end), { title: s.kind }));
-      out.push(el('span', ` (${s.kind})`, { class: 'visually-hidden' }));
+      const kind = T.kinds[s.kind] ?? s.kind;
+      out.push(el('mark', p.text.slice(s.start, s.end), { title: kind }));
+      out.push(el('span', ` (${kind})`, { class: 'visually-hidden' }));
       at = s.end;
     }
     out.push(document.createTextNode(p.text.slice(at)));
@@ -86,19 +117,21 @@ document.addEventListener('DOMContentLoaded', () => {
     f.dueTime.value = p.proposal.dueTime ?? '';
     f.priority.value = p.proposal.priority;
     f.description.value = '';
-    options(f.assigneeId, 'Nobody', p.proposal.assigneeId, [spanValue(p, 'assignee'), ...p.alternatives.assignee]);
-    options(f.projectId, 'None: my personal task', p.proposal.projectId, [spanValue(p, 'project'), ...p.alternatives.project]);
-    $('ai-zone').textContent = `In ${p.timeZone}; a task keeps a due date only, so the time goes into its description.`;
-    $('ai-source').textContent = p.source === 'provider' ? "Proposed by the tenant's AI provider." : 'Proposed by the built-in parser.';
+    options(f.assigneeId, T.nobody, p.proposal.assigneeId, [spanValue(p, 'assignee'), ...p.alternatives.assignee]);
+    options(f.projectId, T.noProject, p.proposal.projectId, [spanValue(p, 'project'), ...p.alternatives.project]);
+    $('ai-zone').textContent = fill(T.zone, { zone: p.timeZone });
+    $('ai-source').textContent = p.source === 'provider' ? T.sourceProvider : T.sourceParser;
     $('ai-recognised').replaceChildren(...recognised(p));
     const warnings = $('ai-warnings');
     warnings.replaceChildren(...p.warnings.map((w) => el('li', w.message)));
     warnings.hidden = p.warnings.length === 0;
     proposalBox.hidden = false;
-    const due = p.proposal.dueDate ? `, due ${p.proposal.dueDate}${p.proposal.dueTime ? ` at ${p.proposal.dueTime}` : ''}` : '';
-    const who = f.assigneeId.selectedOptions[0]?.value ? `, assigned to ${f.assigneeId.selectedOptions[0].textContent}` : '';
-    const more = p.alternatives.assignee.length || p.alternatives.project.length ? ' Several people or projects matched: choose one.' : '';
-    say(`Proposed: "${p.proposal.title}"${due}, priority ${p.proposal.priority}${who}. Review it below, then create it or cancel.${more}`);
+    const due = p.proposal.dueDate ? fill(p.proposal.dueTime ? T.dueAt : T.due, { date: p.proposal.dueDate, time: p.proposal.dueTime }) : '';
+    const who = f.assigneeId.selectedOptions[0]?.value ? fill(T.assignedTo, { name: f.assigneeId.selectedOptions[0].textContent }) : '';
+    const more = p.alternatives.assignee.length || p.alternatives.project.length ? ` ${T.severalMatched}` : '';
+    // the priority as the form's select names it, in the user's language
+    const priority = f.priority.selectedOptions[0]?.textContent ?? p.proposal.priority;
+    say(fill(T.proposed, { title: p.proposal.title, due, priority, who, more }));
   };
   const closeProposal = () => {
     current = null;
@@ -109,21 +142,21 @@ document.addEventListener('DOMContentLoaded', () => {
     event.preventDefault();
     clearError();
     const value = text.value.trim();
-    if (!value) return refuse('Write a request first.', text);
+    if (!value) return refuse(T.writeFirst, text);
     const button = $('ai-ask-button');
     busy(button, true);
-    say('Reading your request…');
+    say(T.reading);
     try {
       const res = await plinth.api('POST', '/ai/assistant/parse', { text: value });
       if (res.ok) showProposal(res.body);
       else {
         closeProposal();
         say('');
-        showError(res, 'The request could not be read');
+        showError(res, T.notRead);
       }
     } catch {
       say('');
-      showError({ status: 0, body: { title: 'the server could not be reached' } }, 'The request could not be read');
+      showError({ status: 0, body: { title: T.unreachable } }, T.notRead);
     } finally {
       busy(button, false);
     }
@@ -141,8 +174,8 @@ document.addEventListener('DOMContentLoaded', () => {
     if (!current) return;
     clearError();
     const f = confirmForm.elements;
-    if (!f.title.value.trim()) return refuse('The task needs a title.', f.title);
-    if (f.dueTime.value && !f.dueDate.value) return refuse('A due time needs a due date.', f.dueDate);
+    if (!f.title.value.trim()) return refuse(T.needsTitle, f.title);
+    if (f.dueTime.value && !f.dueDate.value) return refuse(T.timeNeedsDate, f.dueDate);
     const body = {
       title: f.title.value.trim(),
       dueDate: f.dueDate.value || null,
@@ -157,14 +190,16 @@ document.addEventListener('DOMContentLoaded', () => {
     busy(button, true);
     try {
       const res = await plinth.api('POST', '/ai/assistant/confirm', body);
-      if (!res.ok) return showError(res, 'The task was not created');
+      if (!res.ok) return showError(res, T.notCreated);
       const task = res.body.task;
       closeProposal();
       text.value = '';
-      say('Created the task ', el('a', task.title, { href: `/ai/tasks/${encodeURIComponent(task.id)}` }), res.body.dueTimeKept ? '; its due time is in its description.' : '.');
+      // the text around {task}, with the task's link in its place
+      const [before, after = ''] = (res.body.dueTimeKept ? T.createdTimeKept : T.created).split('{task}');
+      say(before, el('a', task.title, { href: `/ai/tasks/${encodeURIComponent(task.id)}` }), after);
       text.focus();
     } catch {
-      showError({ status: 0, body: { title: 'the server could not be reached' } }, 'The task was not created');
+      showError({ status: 0, body: { title: T.unreachable } }, T.notCreated);
     } finally {
       busy(button, false);
     }
@@ -173,7 +208,7 @@ document.addEventListener('DOMContentLoaded', () => {
   $('ai-cancel').addEventListener('click', () => {
     clearError();
     closeProposal();
-    say('Cancelled: nothing was created.');
+    say(T.cancelled);
     text.focus();
   });
 

@@ -1,9 +1,22 @@
 // "Run now" on a report's run page: POST /api/ai/reports/:id/run over the
 // range given (the console's dates are UTC), then open the run with its result.
+// Its words come from the page (#ai-run-texts), English without them.
 document.addEventListener('DOMContentLoaded', () => {
   const form = document.getElementById('ai-run');
   const data = plinth.data('ai-run-data');
   if (!form || !data) return;
+  const ENGLISH = {
+    rangeBackwards: 'The start of the range is after its end.',
+    fromBeforeTo: 'must be before the end',
+    running: 'Running the report…',
+    openingFailed: 'The run failed; opening it.',
+    openingResult: 'The report ran; opening its result.',
+    notRun: 'The report did not run: {reason}',
+    notRunUnreachable: 'The report did not run: the server could not be reached.',
+    serverAnswered: 'the server answered {status}',
+  };
+  const T = { ...ENGLISH, ...(plinth.data('ai-run-texts') ?? {}) };
+  const fill = (text, values) => text.replace(/\{([A-Za-z][A-Za-z0-9]*)\}/g, (whole, name) => values[name] ?? whole);
   const status = document.getElementById('ai-run-status');
   const errorBox = document.getElementById('ai-run-error');
   const button = document.getElementById('ai-run-button');
@@ -28,24 +41,24 @@ document.addEventListener('DOMContentLoaded', () => {
     for (const f of form.querySelectorAll('[aria-invalid]')) f.removeAttribute('aria-invalid');
     const body = { from: instant(form.elements.from.value), to: instant(form.elements.to.value) };
     if (body.from && body.to && body.from > body.to) {
-      fail('The start of the range is after its end.', null, [{ path: '/from', message: 'must be before the end' }]);
+      fail(T.rangeBackwards, null, [{ path: '/from', message: T.fromBeforeTo }]);
       form.elements.from.focus();
       return;
     }
     button.disabled = true;
-    status.textContent = 'Running the report…';
+    status.textContent = T.running;
     try {
       const res = await plinth.api('POST', `/ai/reports/${encodeURIComponent(data.id)}/run`, body);
       if (res.ok) {
-        status.textContent = res.body.status === 'failed' ? 'The run failed; opening it.' : 'The report ran; opening its result.';
+        status.textContent = res.body.status === 'failed' ? T.openingFailed : T.openingResult;
         window.location.assign(`/ai/reports/history/${encodeURIComponent(res.body.id)}?ran=1`);
         return;
       }
       status.textContent = '';
-      fail(`The report did not run: ${res.body?.title ?? `the server answered ${res.status}`}`, res.body?.detail, res.body?.errors ?? []);
+      fail(fill(T.notRun, { reason: res.body?.title ?? fill(T.serverAnswered, { status: res.status }) }), res.body?.detail, res.body?.errors ?? []);
     } catch {
       status.textContent = '';
-      fail('The report did not run: the server could not be reached.');
+      fail(T.notRunUnreachable);
     } finally {
       button.disabled = false;
     }

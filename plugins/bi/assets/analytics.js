@@ -2,7 +2,9 @@
 // filters added and removed in place, the sort choices kept to the result's
 // columns, and Run posting the query (POST /bi/analytics) to show its table,
 // chart, SQL and CSV link here; the address keeps the choices, so a reload or
-// a shared link runs the same query. The form works without this file.
+// a shared link runs the same query. The form works without this file. Its
+// texts are analytics-view.js's (the page's bi-texts block); a row's labels
+// are the templates the page left in their data-label.
 (() => {
   const state = plinth.data('bi-analytics');
   const form = document.getElementById('bi-builder');
@@ -10,6 +12,7 @@
   const $ = (id) => document.getElementById(id);
   const PREFIX = { m: 'bi-m', d: 'bi-d', ff: 'bi-ff', fo: 'bi-fo', fv: 'bi-fv' };
   const view = window.biAnalyticsView;
+  const { text, fillIn } = view;
   let result = state.result;
   let running = false;
 
@@ -21,9 +24,10 @@
         const control = label.parentElement.querySelector('select, input');
         control.id = `${PREFIX[control.name]}-${i}`;
         label.htmlFor = control.id;
-        label.textContent = `${label.dataset.label} ${i + 1}${label.dataset.suffix ? ` ${label.dataset.suffix}` : ''}`;
+        label.textContent = fillIn(label.dataset.label, { number: i + 1 });
       }
-      row.querySelector('[data-remove]').setAttribute('aria-label', `Remove ${row.querySelector('label').dataset.label.toLowerCase()} ${i + 1}`);
+      const remove = row.querySelector('[data-remove]');
+      remove.setAttribute('aria-label', fillIn(remove.dataset.label, { number: i + 1 }));
     });
   }
   const clear = (row) => {
@@ -68,7 +72,7 @@
     if ($('bi-time')?.value && $('bi-granularity').value) columns.push([`${$('bi-time').value}.${$('bi-granularity').value}`, `${chosenText($('bi-time'))} (${chosenText($('bi-granularity'))})`]);
     for (const s of values('m').filter((m) => m.value)) columns.push([s.value.replace(':', '_'), chosenText(s)]);
     const current = sort.value;
-    sort.replaceChildren(new window.Option('Default', ''), ...columns.map(([value, label]) => new window.Option(label, value, false, value === current)));
+    sort.replaceChildren(new window.Option(text('control.sortDefault'), ''), ...columns.map(([value, label]) => new window.Option(label, value, false, value === current)));
   }
   form.addEventListener('change', (event) => {
     if (['m', 'd', 't', 'g'].includes(event.target.name)) refreshSort();
@@ -78,26 +82,30 @@
   /** The query and, for each part of it, the control it came from (as analytics-form.ts builds it). */
   function build() {
     const controls = [
-      ['/table', 'bi-table', 'Table'],
-      ['/measures', 'bi-m-0', 'Measures'],
-      ['/limit', 'bi-limit', 'Limit'],
-      ['/order', 'bi-sort', 'Sort by'],
+      ['/table', 'bi-table', text('control.table')],
+      ['/measures', 'bi-m-0', text('control.measures')],
+      ['/limit', 'bi-limit', text('control.limit')],
+      ['/order', 'bi-sort', text('control.sort')],
     ];
     const query = { table: state.table };
     const measures = values('m').filter((s) => s.value);
     if (measures.length) {
       query.measures = measures.map((s, i) => {
-        controls.push([`/measures/${i}`, s.id, `Measure ${i + 1}`]);
+        controls.push([`/measures/${i}`, s.id, text('control.measure', { number: i + 1 })]);
         const [agg, field] = s.value.split(':');
         return field ? { agg, field } : { agg };
       });
     }
     const dims = values('d').filter((s) => s.value);
-    if (dims.length) query.dimensions = dims.map((s, i) => (controls.push([`/dimensions/${i}`, s.id, `Group by ${i + 1}`]), s.value));
+    if (dims.length) query.dimensions = dims.map((s, i) => (controls.push([`/dimensions/${i}`, s.id, text('control.groupBy', { number: i + 1 })]), s.value));
     const t = $('bi-time')?.value;
     if (t) {
       const [g, from, to] = ['bi-granularity', 'bi-from', 'bi-to'].map((id) => $(id).value);
-      controls.push(['/timeDimensions/0', 'bi-time', 'Time'], ['/timeDimensions/0/granularity', 'bi-granularity', 'Period'], ['/timeDimensions/0/dateRange', from ? 'bi-to' : 'bi-from', 'Date range']);
+      controls.push(
+        ['/timeDimensions/0', 'bi-time', text('control.time')],
+        ['/timeDimensions/0/granularity', 'bi-granularity', text('control.period')],
+        ['/timeDimensions/0/dateRange', from ? 'bi-to' : 'bi-from', text('control.dateRange')],
+      );
       query.timeDimensions = [{ field: t, ...(g ? { granularity: g } : {}), ...(from || to ? { dateRange: [from, to] } : {}) }];
     }
     const ops = values('fo');
@@ -105,8 +113,14 @@
     const filters = values('ff').flatMap((s, i) => (s.value ? [{ field: s.value, op: ops[i].value, text: texts[i].value.trim(), ids: [s.id, ops[i].id, texts[i].id] }] : []));
     if (filters.length) {
       query.filters = filters.map((f, i) => {
-        const n = `Filter ${i + 1}`;
-        controls.push([`/filters/${i}`, f.ids[0], n], [`/filters/${i}/op`, f.ids[1], n], [`/filters/${i}/value`, f.ids[2], `${n} value`], [`/filters/${i}/values`, f.ids[2], `${n} values`]);
+        const number = { number: i + 1 };
+        const n = text('control.filter', number);
+        controls.push(
+          [`/filters/${i}`, f.ids[0], n],
+          [`/filters/${i}/op`, f.ids[1], n],
+          [`/filters/${i}/value`, f.ids[2], text('control.filterValue', number)],
+          [`/filters/${i}/values`, f.ids[2], text('control.filterValues', number)],
+        );
         const type = state.fields[f.field]?.type;
         const typed = (v) => (type === 'integer' && /^-?\d+$/.test(v) ? Number(v) : type === 'boolean' && /^(true|false)$/i.test(v) ? v.toLowerCase() === 'true' : v);
         if (f.op === 'set' || f.op === 'notSet') return { field: f.field, op: f.op };
@@ -130,13 +144,7 @@
     const el = $('bi-result-chart');
     const type = $('bi-chart').value;
     if (!result || !type || !result.rows.length) return void (el.hidden = true);
-    const measures = result.columns.filter((c) => c.role === 'measure').map((c) => c.label);
-    const groups = result.columns.filter((c) => c.role !== 'measure').map((c) => c.label);
-    const n = result.rows.length;
-    el.setAttribute(
-      'aria-label',
-      `${chosenText($('bi-chart'))} chart of ${measures.join(', ') || 'values'}${groups.length ? ` by ${groups.join(' and ')}` : ''}: ${n} ${n === 1 ? 'group' : 'groups'}; the table below holds the values.`,
-    );
+    el.setAttribute('aria-label', view.summary(chosenText($('bi-chart')), result));
     el.hidden = false;
     if (!window.biCharts?.draw(el, type, result.columns, result.rows, {})) el.hidden = true;
   }
@@ -173,7 +181,8 @@
     result = null;
     $('bi-result').hidden = true;
     const body = res.body ?? {};
-    view.errors($('bi-errors'), form, body.errors?.length ? body.errors : [{ path: '', message: body.detail ?? body.title ?? `the server answered ${res.status}` }], controls);
+    const message = body.detail ?? body.title ?? text('scripts.serverAnswered', { status: res.status });
+    view.errors($('bi-errors'), form, body.errors?.length ? body.errors : [{ path: '', message }], controls);
   });
 
   drawChart();

@@ -4,10 +4,15 @@
 // name the columns: { x, y: [..], series } for bars and lines, { name, value }
 // for pies and funnels, { x, y, value } for heat maps, and colors, legend.
 // Anything left out is taken from the columns: groups first, measures after.
+// The name of a missing value comes from the page (bi-texts, in the user's
+// language), read when the first chart is drawn; the English if it is missing.
 (() => {
+  const ENGLISH = { 'chart.none': '(none)' };
+  let texts = null;
+  const none = () => (texts ??= window.plinth?.data('bi-texts') ?? ENGLISH)['chart.none'] ?? ENGLISH['chart.none'];
   const list = (v) => (v === undefined || v === null ? [] : Array.isArray(v) ? v : [v]);
   const asNumber = (v) => (v === null || v === undefined || v === '' ? null : Number(v));
-  const label = (v) => (v === null || v === undefined ? '(none)' : String(v));
+  const label = (v) => (v === null || v === undefined ? none() : String(v));
 
   function roles(columns, chart) {
     const byName = new Map(columns.map((c) => [c.name, c]));

@@ -2,11 +2,38 @@
 // its widgets on a 12-column gridstack grid. Editors drag and resize widgets,
 // or move them with the buttons beside their titles or the arrow keys; each
 // change saves the whole layout in one call (PUT /bi/sheets/:id/layout). A
-// refusal of the API (403) turns the grid static and says why.
+// refusal of the API (403) turns the grid static and says why. Its texts come
+// from the page (bi-texts, in the user's language); the English below only if
+// that is missing.
 (() => {
   const state = plinth.data('bi-dashboard');
   const container = document.getElementById('bi-grid');
   if (!state || !container) return;
+  const ENGLISH = {
+    'dashboardScript.saving': 'Saving the layout…',
+    'dashboardScript.saved': 'Saved.',
+    'dashboardScript.refused': 'You may not change this dashboard ({detail}); the layout stays as it was.',
+    'dashboardScript.notSaved': 'The layout was not saved: {detail}. The widgets are back where they were.',
+    'dashboardScript.left.done': '{title} moved left.',
+    'dashboardScript.left.refused': '{title} cannot move further left.',
+    'dashboardScript.right.done': '{title} moved right.',
+    'dashboardScript.right.refused': '{title} cannot move further right.',
+    'dashboardScript.up.done': '{title} moved up.',
+    'dashboardScript.up.refused': '{title} cannot move further up.',
+    'dashboardScript.down.done': '{title} moved down.',
+    'dashboardScript.down.refused': '{title} cannot move further down.',
+    'dashboardScript.narrower.done': '{title} made narrower.',
+    'dashboardScript.narrower.refused': '{title} cannot get any narrower.',
+    'dashboardScript.wider.done': '{title} made wider.',
+    'dashboardScript.wider.refused': '{title} cannot get any wider.',
+    'dashboardScript.shorter.done': '{title} made shorter.',
+    'dashboardScript.shorter.refused': '{title} cannot get any shorter.',
+    'dashboardScript.taller.done': '{title} made taller.',
+    'dashboardScript.taller.refused': '{title} cannot get any taller.',
+    'scripts.serverAnswered': 'the server answered {status}',
+  };
+  const texts = plinth.data('bi-texts') ?? ENGLISH;
+  const text = (key, values = {}) => (texts[key] ?? key).replace(/\{([A-Za-z][A-Za-z0-9]*)\}/g, (whole, name) => values[name] ?? whole);
   const status = document.getElementById('layout-status');
   const alertBox = document.getElementById('layout-error');
   const titles = new Map([...container.querySelectorAll('[data-widget]')].map((el) => [el.dataset.widget, el.querySelector('h2').textContent]));
@@ -27,16 +54,16 @@
   const grid = GridStack.init({ column: 12, cellHeight: 72, margin: 6, float: true, animate: false, handle: '.bi-widget-head', staticGrid: !state.editable }, container);
   if (!state.editable) return;
 
-  const say = (text) => {
+  const say = (message) => {
     alertBox.textContent = '';
-    status.textContent = text;
+    status.textContent = message;
   };
-  const refuse = (text) => {
+  const refuse = (message) => {
     status.textContent = '';
     alertBox.innerHTML = '';
     const p = document.createElement('p');
     p.className = 'alert';
-    p.textContent = text;
+    p.textContent = message;
     alertBox.append(p);
   };
   for (const el of document.querySelectorAll('.bi-tools, #layout-help')) el.hidden = false;
@@ -74,20 +101,20 @@
     }
     saving = true;
     const what = moved;
-    say(`${what}Saving the layout…`);
+    say(`${what}${text('dashboardScript.saving')}`);
     const next = layout();
     const res = await plinth.api('PUT', `/bi/sheets/${state.sheetId}/layout`, { widgets: next });
     saving = false;
-    const detail = res.body?.errors?.[0]?.message ?? res.body?.detail ?? res.body?.title ?? `the server answered ${res.status}`;
+    const detail = res.body?.errors?.[0]?.message ?? res.body?.detail ?? res.body?.title ?? text('scripts.serverAnswered', { status: res.status });
     if (res.ok) {
       saved = next;
-      say(`${what}Saved.`);
+      say(`${what}${text('dashboardScript.saved')}`);
     } else if (res.status === 403) {
       again = false;
-      return lock(`You may not change this dashboard (${detail}); the layout stays as it was.`);
+      return lock(text('dashboardScript.refused', { detail }));
     } else {
       restore();
-      refuse(`The layout was not saved: ${detail}. The widgets are back where they were.`);
+      refuse(text('dashboardScript.notSaved', { detail }));
     }
     if (again) {
       again = false;
@@ -99,15 +126,16 @@
     if (!applying) save();
   });
 
+  // each step: its change, and the keys of what is said when it cannot be made and when it was
   const STEPS = {
-    left: [{ x: -1 }, 'cannot move further left', 'moved left'],
-    right: [{ x: 1 }, 'cannot move further right', 'moved right'],
-    up: [{ y: -1 }, 'cannot move further up', 'moved up'],
-    down: [{ y: 1 }, 'cannot move further down', 'moved down'],
-    narrower: [{ w: -1 }, 'cannot get any narrower', 'made narrower'],
-    wider: [{ w: 1 }, 'cannot get any wider', 'made wider'],
-    shorter: [{ h: -1 }, 'cannot get any shorter', 'made shorter'],
-    taller: [{ h: 1 }, 'cannot get any taller', 'made taller'],
+    left: [{ x: -1 }, 'dashboardScript.left.refused', 'dashboardScript.left.done'],
+    right: [{ x: 1 }, 'dashboardScript.right.refused', 'dashboardScript.right.done'],
+    up: [{ y: -1 }, 'dashboardScript.up.refused', 'dashboardScript.up.done'],
+    down: [{ y: 1 }, 'dashboardScript.down.refused', 'dashboardScript.down.done'],
+    narrower: [{ w: -1 }, 'dashboardScript.narrower.refused', 'dashboardScript.narrower.done'],
+    wider: [{ w: 1 }, 'dashboardScript.wider.refused', 'dashboardScript.wider.done'],
+    shorter: [{ h: -1 }, 'dashboardScript.shorter.refused', 'dashboardScript.shorter.done'],
+    taller: [{ h: 1 }, 'dashboardScript.taller.refused', 'dashboardScript.taller.done'],
   };
   /** One step of a widget by keyboard or button; gridstack pushes others aside as a drag would. */
   function arrange(section, how, focus) {
@@ -119,13 +147,13 @@
     const inside = next.x >= 0 && next.y >= 0 && next.w >= 1 && next.h >= 1 && next.x + next.w <= 12;
     const before = JSON.stringify([n.x, n.y, n.w, n.h]);
     if (inside) {
-      moved = `${titles.get(n.id)} ${done}. `;
+      moved = `${text(done, { title: titles.get(n.id) })} `;
       grid.update(el, next);
       moved = '';
     }
     // the grid reorders its items in the DOM, which drops the focus: give it back
     focus?.focus();
-    if (!inside || before === JSON.stringify([n.x, n.y, n.w, n.h])) say(`${titles.get(n.id)} ${refused}.`);
+    if (!inside || before === JSON.stringify([n.x, n.y, n.w, n.h])) say(text(refused, { title: titles.get(n.id) }));
   }
 
   container.addEventListener('click', (event) => {

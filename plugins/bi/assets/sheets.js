@@ -1,27 +1,45 @@
 // The pages (sheets) of a BI application: add one, move one up or down (the
 // whole order saved in one call, PUT /bi/apps/:id/sheet-order) and delete one
 // after a confirmation. Every change goes through plinth.api; what the API
-// refuses is shown in the page's alert.
+// refuses is shown in the page's alert. Its texts come from the page
+// (bi-texts, in the user's language); the English below only if that is missing.
 (() => {
   const state = plinth.data('bi-sheets');
   if (!state) return;
+  const ENGLISH = {
+    'sheetsScript.movedUp': 'Moved {name} up to position {position}.',
+    'sheetsScript.movedDown': 'Moved {name} down to position {position}.',
+    'sheetsScript.reorderRefused': 'You may not reorder the pages here: {detail}',
+    'sheetsScript.reorderFailed': 'Could not reorder the pages: {detail}',
+    'sheetsScript.deleteText': 'The page {name} and all its widgets will be deleted. This cannot be undone.',
+    'sheetsScript.deleteRefused': 'You may not delete {name} here: {detail}',
+    'sheetsScript.deleteFailed': 'Could not delete {name}: {detail}',
+    'sheetsScript.nameRequired': 'Give the page a name.',
+    'sheetsScript.nameInvalid': 'The name {message}.',
+    'sheetsScript.addRefused': 'You may not add the page here: {detail}',
+    'sheetsScript.addFailed': 'Could not add the page: {detail}',
+    'scripts.serverAnswered': 'the server answered {status}',
+  };
+  const texts = plinth.data('bi-texts') ?? ENGLISH;
+  const text = (key, values = {}) => (texts[key] ?? key).replace(/\{([A-Za-z][A-Za-z0-9]*)\}/g, (whole, name) => values[name] ?? whole);
   const tbody = document.querySelector('#sheets tbody');
   const status = document.getElementById('sheets-status');
   const alertBox = document.getElementById('sheets-error');
   const byId = new Map(state.sheets.map((s) => [s.id, s]));
 
-  const say = (text) => {
+  const say = (message) => {
     alertBox.textContent = '';
-    status.textContent = text;
+    status.textContent = message;
   };
-  const fail = (res, what) => {
+  /** The API's refusal (403: `refused`'s text) or failure (`failed`'s) in the alert. */
+  const fail = (res, refused, failed, values = {}) => {
     status.textContent = '';
     const body = res.body || {};
-    const detail = body.detail || body.title || `the server answered ${res.status}`;
+    const detail = body.detail || body.title || text('scripts.serverAnswered', { status: res.status });
     alertBox.innerHTML = '';
     const p = document.createElement('p');
     p.className = 'alert';
-    p.textContent = res.status === 403 ? `You may not ${what} here: ${detail}` : `Could not ${what}: ${detail}`;
+    p.textContent = text(res.status === 403 ? refused : failed, { ...values, detail });
     alertBox.append(p);
   };
 
@@ -56,12 +74,12 @@
     const name = byId.get(tr.dataset.sheet)?.name ?? '';
     if (res.ok) {
       for (const s of res.body.items) if (byId.has(s.id)) byId.get(s.id).version = s.version;
-      say(`Moved ${name} ${dir} to position ${rows().indexOf(tr) + 1}.`);
+      say(text(dir === 'up' ? 'sheetsScript.movedUp' : 'sheetsScript.movedDown', { name, position: rows().indexOf(tr) + 1 }));
       return;
     }
     for (const r of before) tbody.append(r);
     renumber();
-    fail(res, 'reorder the pages');
+    fail(res, 'sheetsScript.reorderRefused', 'sheetsScript.reorderFailed');
   }
 
   const dialog = document.getElementById('delete-sheet-dialog');
@@ -69,7 +87,7 @@
   function confirmDelete(tr) {
     const sheet = byId.get(tr.dataset.sheet);
     deleting = { tr, sheet };
-    document.getElementById('delete-sheet-text').textContent = `The page ${sheet.name} and all its widgets will be deleted. This cannot be undone.`;
+    document.getElementById('delete-sheet-text').textContent = text('sheetsScript.deleteText', { name: sheet.name });
     dialog.showModal();
     dialog.querySelector('[data-cancel]').focus();
   }
@@ -85,7 +103,7 @@
     if (res.ok) return window.location.assign(`${window.location.pathname}?notice=deleted`);
     deleting.sent = false;
     tr.querySelector('[data-delete]').focus();
-    fail(res, `delete ${sheet.name}`);
+    fail(res, 'sheetsScript.deleteRefused', 'sheetsScript.deleteFailed', { name: sheet.name });
   });
 
   tbody.addEventListener('click', (event) => {
@@ -106,7 +124,7 @@
       name.setAttribute('aria-invalid', message ? 'true' : 'false');
       if (message) name.focus();
     };
-    if (!name.value.trim()) return show('Give the page a name.');
+    if (!name.value.trim()) return show(text('sheetsScript.nameRequired'));
     show('');
     if (busy) return;
     busy = true;
@@ -116,7 +134,7 @@
     busy = false;
     if (res.ok) return window.location.assign(`${window.location.pathname}?notice=created`);
     const fieldError = (res.body?.errors ?? []).find((e) => e.path === '/name');
-    if (fieldError) return show(`The name ${fieldError.message}.`);
-    fail(res, 'add the page');
+    if (fieldError) return show(text('sheetsScript.nameInvalid', { message: fieldError.message }));
+    fail(res, 'sheetsScript.addRefused', 'sheetsScript.addFailed');
   });
 })();

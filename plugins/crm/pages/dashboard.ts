@@ -9,7 +9,13 @@ import { MAX_ROWS, OPEN_STAGES, pipeline, type StageTotals } from './pipeline.ts
 
 const DUE_ROWS = 20;
 const CLOSING_ROWS = 5;
-const label = (stage: string | null) => (stage ? stage.charAt(0).toUpperCase() + stage.slice(1) : 'No stage');
+
+/** A stage's or an activity type's text in the user's language; a value the texts lack shows capitalized. */
+function valueText(api: PageApi, group: 'stage' | 'activityType', value: string | null): string {
+  const key = `${group}.${value ?? 'none'}`;
+  const text = api.text(key);
+  return text !== key || !value ? text : value.charAt(0).toUpperCase() + value.slice(1);
+}
 
 export const dashboardPage: ConsolePage = {
   view: new URL('../views/dashboard.hbs', import.meta.url),
@@ -22,31 +28,33 @@ export const dashboardPage: ConsolePage = {
     const won = byStage('won')!;
     const lost = byStage('lost')!;
     const decided = won.count + lost.count;
+    const stageText = (stage: string | null) => valueText(api, 'stage', stage);
+    const sums = (money: Money) => formatSums(money, api.text('common.none'));
     return {
       today,
       cards: [
-        { label: 'Open opportunities', value: String(open.reduce((n, s) => n + s.count, 0)), detail: formatSums(merge(open.map((s) => s.amount))), url: '/crm/opportunities' },
-        { label: 'Weighted open pipeline', value: formatSums(merge(open.map((s) => s.weighted))) },
-        { label: 'Won', value: String(won.count), detail: formatSums(won.amount), url: '/crm/opportunities?stage=won' },
-        { label: 'Lost', value: String(lost.count), detail: formatSums(lost.amount), url: '/crm/opportunities?stage=lost' },
-        { label: 'Win rate (won of won and lost)', value: decided ? `${Math.round((1000 * won.count) / decided) / 10} %` : 'None yet' },
-        ...(due.total === null ? [] : [{ label: 'Activities due', value: String(due.total), url: '/crm/activities?status=open', alert: due.total > 0 }]),
-        ...(leads === null ? [] : [{ label: 'Open leads', value: String(leads), url: '/crm/leads' }]),
+        { label: api.text('dashboard.openOpportunities'), value: String(open.reduce((n, s) => n + s.count, 0)), detail: sums(merge(open.map((s) => s.amount))), url: '/crm/opportunities' },
+        { label: api.text('dashboard.weightedPipeline'), value: sums(merge(open.map((s) => s.weighted))) },
+        { label: api.text('dashboard.won'), value: String(won.count), detail: sums(won.amount), url: '/crm/opportunities?stage=won' },
+        { label: api.text('dashboard.lost'), value: String(lost.count), detail: sums(lost.amount), url: '/crm/opportunities?stage=lost' },
+        { label: api.text('dashboard.winRate'), value: decided ? `${Math.round((1000 * won.count) / decided) / 10} %` : api.text('dashboard.noneYet') },
+        ...(due.total === null ? [] : [{ label: api.text('dashboard.activitiesDue'), value: String(due.total), url: '/crm/activities?status=open', alert: due.total > 0 }]),
+        ...(leads === null ? [] : [{ label: api.text('dashboard.openLeads'), value: String(leads), url: '/crm/leads' }]),
       ],
       stages: stages.map((s) => ({
-        label: label(s.stage),
+        label: stageText(s.stage),
         url: s.stage ? `/crm/opportunities?stage=${s.stage}` : null,
         count: s.count,
-        amount: formatSums(s.amount),
-        weighted: s.stage && OPEN_STAGES.includes(s.stage) ? formatSums(s.weighted) : '',
+        amount: sums(s.amount),
+        weighted: s.stage && OPEN_STAGES.includes(s.stage) ? sums(s.weighted) : '',
         partial: !s.complete,
       })),
       partial: stages.some((s) => !s.complete) ? MAX_ROWS : null,
-      pipelineSummary: `Pipeline by stage: ${stages.map((s) => `${label(s.stage)} ${s.count} (${formatSums(s.amount)})`).join('; ')}.`,
+      pipelineSummary: api.text('dashboard.pipelineSummary', { stages: stages.map((s) => `${stageText(s.stage)} ${s.count} (${sums(s.amount)})`).join('; ') }),
       hasOpportunities: stages.some((s) => s.count > 0),
       due,
       closing,
-      charts: scriptJson({ 'crm-chart-pipeline': pipelineChart(stages) }),
+      charts: scriptJson({ 'crm-chart-pipeline': pipelineChart(api, stages) }),
     };
   },
 };
@@ -58,14 +66,14 @@ function merge(all: Money[]): Money {
 }
 
 /** One bar series per currency: amounts of different currencies are never added up. */
-function pipelineChart(stages: StageTotals[]) {
+function pipelineChart(api: PageApi, stages: StageTotals[]) {
   const currencies = [...new Set(stages.flatMap((s) => [...s.amount.keys()]))].sort();
   return {
     tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' } },
     legend: { top: 0 },
     grid: { left: 8, right: 16, top: 32, bottom: 8, containLabel: true },
-    xAxis: { type: 'category', data: stages.map((s) => `${label(s.stage)} (${s.count})`) },
-    yAxis: { type: 'value', name: 'Amount' },
+    xAxis: { type: 'category', data: stages.map((s) => `${valueText(api, 'stage', s.stage)} (${s.count})`) },
+    yAxis: { type: 'value', name: api.text('dashboard.amount') },
     series: currencies.map((c) => ({ name: c, type: 'bar', data: stages.map((s) => Number(s.amount.get(c) ?? 0n) / 100) })),
   };
 }
@@ -104,9 +112,9 @@ async function activitiesDue(api: PageApi, today: string) {
       return {
         url: `/crm/activities/${a.id}`,
         subject: a.subject,
-        type: label(a.type),
+        type: valueText(api, 'activityType', a.type),
         due: a.dueDate,
-        late: late > 0 ? `${late} day${late === 1 ? '' : 's'} overdue` : 'Today',
+        late: late > 1 ? api.text('dashboard.overdueDays', { days: late }) : late === 1 ? api.text('dashboard.overdueOneDay') : api.text('dashboard.today'),
         overdue: late > 0,
         about,
         owner: e.owner?.name ?? '',
@@ -128,8 +136,8 @@ async function closingNext(api: PageApi) {
     name: o.name,
     customer: o._embedded?.customer?.name ?? '',
     customerUrl: o._embedded?.customer ? `/crm/customers/${o.customerId}` : null,
-    stage: label(o.stage),
-    amount: o.amount === null ? '' : formatSums(new Map([[o.currency, cents(o.amount)]])),
+    stage: valueText(api, 'stage', o.stage),
+    amount: o.amount === null ? '' : formatSums(new Map([[o.currency, cents(o.amount)]]), api.text('common.none')),
     close: o.expectedCloseDate ?? '',
   }));
 }

@@ -28,8 +28,8 @@ export function formatMoney(amount: bigint, currency: string): string {
   }
 }
 
-/** Every currency's sum, largest first: "€18,650.00 · £9,200.00"; "None" without any. */
-export function formatSums(sums: Money): string {
+/** Every currency's sum, largest first: "€18,650.00 · £9,200.00"; `none` (the page's "None") without any. */
+export function formatSums(sums: Money, none: string): string {
   const parts = [...sums].filter(([, v]) => v !== 0n).sort((a, b) => (b[1] > a[1] ? 1 : b[1] < a[1] ? -1 : 0));
-  return parts.length ? parts.map(([c, v]) => formatMoney(v, c)).join(' · ') : 'None';
+  return parts.length ? parts.map(([c, v]) => formatMoney(v, c)).join(' · ') : none;
 }

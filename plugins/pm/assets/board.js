@@ -1,11 +1,29 @@
 // The board's moves: drag a card to another column, or choose a status in the
 // card's "Move to" select and press Move. Either way the task's status changes
 // through PATCH /pm/tasks/:id with If-Match of the card's version; a refused
-// move puts the card back where it was and says why in the alert.
+// move puts the card back where it was and says why in the alert. What it says
+// are the module's texts in the user's language, which the page passes in its
+// JSON (pages/board.ts, SCRIPT_TEXTS); the English here only if the page has none.
 document.addEventListener('DOMContentLoaded', () => {
   const board = document.querySelector('.pm-board');
   if (!board) return;
-  const names = plinth.data('pm-board')?.statuses ?? {};
+  const ENGLISH = {
+    'board.move.moved': '{ref} moved to {status}.',
+    'board.move.unknownStatus': 'that status',
+    'board.move.stale': '{ref} was changed by someone else after the board was loaded, so it stays where it was.',
+    'board.move.reload': 'Reload the board',
+    'board.move.forbidden': 'You may not move {ref}.',
+    'board.move.forbiddenWhy': 'You may not move {ref}: {detail}',
+    'board.move.refused': '{ref} cannot move to {status}.',
+    'board.move.refusedWhy': '{ref} cannot move to {status}: {detail}',
+    'board.move.failed': '{ref} could not be moved ({code}). Try again.',
+    'board.move.noAnswer': 'no answer',
+  };
+  const data = plinth.data('pm-board');
+  const names = data?.statuses ?? {};
+  const texts = data?.texts ?? ENGLISH;
+  /** the text of `key` with its {placeholders} filled in; one left without a value stays as written */
+  const say = (key, values = {}) => (texts[key] ?? ENGLISH[key] ?? key).replace(/\{([A-Za-z][A-Za-z0-9]*)\}/g, (whole, name) => values[name] ?? whole);
   const alertBox = document.getElementById('pm-board-alert');
   const statusBox = document.getElementById('pm-board-status');
   const columns = () => [...board.querySelectorAll('.pm-column')];
@@ -26,7 +44,7 @@ document.addEventListener('DOMContentLoaded', () => {
     if (reload) {
       const link = document.createElement('a');
       link.href = window.location.pathname + window.location.search;
-      link.textContent = 'Reload the board';
+      link.textContent = say('board.move.reload');
       alertBox.append(' ', link);
     }
     alertBox.hidden = false;
@@ -34,10 +52,10 @@ document.addEventListener('DOMContentLoaded', () => {
 
   function refusal(res, ref, status) {
     const detail = res.body && typeof res.body === 'object' ? res.body.detail || res.body.title : '';
-    if (res.status === 412) return `${ref} was changed by someone else after the board was loaded, so it stays where it was.`;
-    if (res.status === 403) return `You may not move ${ref}${detail ? `: ${detail}` : '.'}`;
-    if (res.status === 409 || res.status === 422) return `${ref} cannot move to ${status}${detail ? `: ${detail}` : '.'}`;
-    return `${ref} could not be moved (${res.status || 'no answer'}). Try again.`;
+    if (res.status === 412) return say('board.move.stale', { ref });
+    if (res.status === 403) return detail ? say('board.move.forbiddenWhy', { ref, detail }) : say('board.move.forbidden', { ref });
+    if (res.status === 409 || res.status === 422) return detail ? say('board.move.refusedWhy', { ref, status, detail }) : say('board.move.refused', { ref, status });
+    return say('board.move.failed', { ref, code: res.status || say('board.move.noAnswer') });
   }
 
   /** The card's select offers what the API now allows; without any move the card stays put. */
@@ -59,7 +77,7 @@ document.addEventListener('DOMContentLoaded', () => {
     const from = card.parentElement;
     const next = card.nextElementSibling;
     const ref = card.dataset.ref;
-    const status = names[statusId] ?? 'that status';
+    const status = names[statusId] ?? say('board.move.unknownStatus');
     // taking the card out of the page takes the focus with it: a keyboard user gets it back on the card
     const refocus = () => {
       if (byKeyboard && (!document.activeElement || document.activeElement === document.body)) (card.querySelector('select[data-move]') ?? card.querySelector('a')).focus();
@@ -76,7 +94,7 @@ document.addEventListener('DOMContentLoaded', () => {
         card.querySelector('[data-overdue]')?.remove();
         card.querySelector('[data-due]')?.classList.remove('pm-overdue');
       }
-      statusBox.textContent = `${ref} moved to ${status}.`;
+      statusBox.textContent = say('board.move.moved', { ref, status });
       await refreshMoves(card);
     } else {
       from.insertBefore(card, next && next.parentElement === from ? next : null);

@@ -1,22 +1,14 @@
 // A project's recent activity on its board: GET /api/pm/activity rows (one per
 // created or deleted row, one per changed field) in words, with who did it and
 // the task it concerns. Ids in the values are named where the board knows them
-// (statuses, people); long texts and structured values are not repeated.
+// (statuses, people); long texts and structured values are not repeated. The
+// words are the module's texts: activity.noun.<entity>, activity.field.<field>.
 import { problemText, type PageApi } from '../../../core/plugin-api.ts';
-import { humanize, userNames } from './page-kit.ts';
+import { humanize, textOr, userNames } from './page-kit.ts';
 
 /** rows shown; the activity log has the rest */
 export const ACTIVITY_ROWS = 15;
 const LONG = 80;
-const NOUNS: Record<string, string> = {
-  Project: 'project',
-  ProjectMember: 'member',
-  TaskStatus: 'status',
-  StatusMove: 'status move',
-  Task: 'task',
-  Comment: 'comment',
-  Attachment: 'attachment',
-};
 const PEOPLE = new Set(['assigneeId', 'reporterId', 'leadId', 'userId', 'authorId', 'uploaderId']);
 const QUIET = new Set(['description', 'body', 'mentions']);
 
@@ -48,8 +40,9 @@ export async function recentActivity(api: PageApi, projectId: string, known: Boa
     rows.flatMap((r) => [r.actorId, ...(r.field && PEOPLE.has(r.field) ? [r.before, r.after] : [])]).filter((v): v is string => typeof v === 'string'),
   );
   const value = (field: string, v: unknown): string | null => {
-    if (v === null || v === undefined || v === '') return 'none';
-    if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') return null;
+    if (v === null || v === undefined || v === '') return api.text('activity.value.none');
+    if (typeof v === 'boolean') return api.text(`activity.value.${v}`);
+    if (typeof v !== 'string' && typeof v !== 'number') return null;
     if (field === 'statusId') return known.statuses.get(String(v)) ?? null;
     if (PEOPLE.has(field)) return people.get(String(v)) ?? null;
     if (field.endsWith('Id')) return null;
@@ -57,20 +50,19 @@ export async function recentActivity(api: PageApi, projectId: string, known: Boa
     return text.length > LONG ? null : text;
   };
   const change = (r: ActivityRow): string => {
-    const noun = NOUNS[r.entity] ?? humanize(r.entity).toLowerCase();
-    if (r.action !== 'updated' || !r.field) return `${humanize(r.action)} ${noun}`;
-    const what = `Changed ${noun} ${humanize(r.field).toLowerCase()}`;
-    if (QUIET.has(r.field)) return what;
-    const from = value(r.field, r.before);
-    const to = value(r.field, r.after);
-    return from !== null && to !== null ? `${what} from ${from} to ${to}` : what;
+    const noun = textOr(api, `activity.noun.${r.entity}`, humanize(r.entity).toLowerCase());
+    if (r.action !== 'updated' || !r.field) return textOr(api, `activity.action.${r.action}`, `${humanize(r.action)} ${noun}`, { noun });
+    const field = textOr(api, `activity.field.${r.field}`, humanize(r.field).toLowerCase());
+    const from = QUIET.has(r.field) ? null : value(r.field, r.before);
+    const to = QUIET.has(r.field) ? null : value(r.field, r.after);
+    return from !== null && to !== null ? api.text('activity.changedFromTo', { noun, field, from, to }) : api.text('activity.changed', { noun, field });
   };
   return {
     activity: rows.map((r) => ({
       at: r.at,
       when: `${r.at.slice(0, 10)} ${r.at.slice(11, 16)}`,
-      who: r.actorId ? (people.get(r.actorId) ?? 'A user you may not see') : 'System',
-      task: r.taskId ? { ref: known.tasks.get(r.taskId) ?? 'Task', url: `/pm/tasks/${r.taskId}` } : null,
+      who: r.actorId ? (people.get(r.actorId) ?? api.text('common.hiddenUser')) : api.text('activity.system'),
+      task: r.taskId ? { ref: known.tasks.get(r.taskId) ?? api.text('activity.someTask'), url: `/pm/tasks/${r.taskId}` } : null,
       change: change(r),
     })),
     activityProblem: null,

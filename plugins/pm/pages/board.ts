@@ -5,11 +5,24 @@
 // each card offers only the statuses GET /api/pm/tasks/:id/transitions allows.
 import { pageError, required, scriptJson, type ConsolePage, type PageApi } from '../../../core/plugin-api.ts';
 import { recentActivity } from './board-activity.ts';
-import { humanize, UUID } from './page-kit.ts';
+import { humanize, textOr, UUID } from './page-kit.ts';
 
 /** tasks one board shows; a larger project says so and points to the task list */
 const MAX_TASKS = 500;
 const COLOR = /^#[0-9a-f]{3,8}$/i;
+/** what assets/board.js says about a move, passed in the user's language; the script fills in the {placeholders} */
+export const SCRIPT_TEXTS = [
+  'board.move.moved',
+  'board.move.unknownStatus',
+  'board.move.stale',
+  'board.move.reload',
+  'board.move.forbidden',
+  'board.move.forbiddenWhy',
+  'board.move.refused',
+  'board.move.refusedWhy',
+  'board.move.failed',
+  'board.move.noAnswer',
+] as const;
 
 interface Status {
   id: string;
@@ -35,7 +48,7 @@ export const boardPage: ConsolePage = {
   title: 'Board',
   async load(api, query, params) {
     const id = params.id ?? '';
-    if (!UUID.test(id)) throw pageError(404, 'There is no such project.');
+    if (!UUID.test(id)) throw pageError(404, api.text('board.noSuchProject'));
     const project = required(await api.get<Record<string, any>>(`/api/pm/projects/${id}`));
     const mine = query.assignee === 'me';
     const wanted = new URLSearchParams({ projectId: id, size: String(MAX_TASKS), sort: '-priority,dueDate,number', include: 'assigneeId', ...(mine ? { assigneeId: 'me' } : {}) });
@@ -59,8 +72,8 @@ export const boardPage: ConsolePage = {
         url: `/pm/tasks/${t.id}`,
         version: t.version,
         priority: t.priority,
-        priorityLabel: humanize(t.priority),
-        assignee: t._embedded?.assignee ? t._embedded.assignee.name || t._embedded.assignee.email : t.assigneeId ? 'Someone you may not see' : null,
+        priorityLabel: textOr(api, `priority.${t.priority}`, humanize(t.priority)),
+        assignee: t._embedded?.assignee ? t._embedded.assignee.name || t._embedded.assignee.email : t.assigneeId ? api.text('board.card.hiddenAssignee') : null,
         due: t.dueDate,
         overdue: overdue.has(t.id),
         movable: allowed.length > 0,
@@ -72,15 +85,16 @@ export const boardPage: ConsolePage = {
       return { id: s.id, name: s.name, color: s.color && COLOR.test(s.color) ? s.color : null, count: cards.length, cards };
     });
     const known = { tasks: new Map(tasks.items.map((t) => [t.id, ref(t)])), statuses: new Map(statuses.map((s) => [s.id, s.name])) };
+    const status = String(project.status ?? '');
     return {
-      project: { key: project.key, name: project.name, status: humanize(String(project.status ?? '')), targetDate: project.targetDate, archived, url: `/pm/projects/${id}` },
+      project: { key: project.key, name: project.name, status: textOr(api, `projectStatus.${status}`, humanize(status)), targetDate: project.targetDate, archived, url: `/pm/projects/${id}` },
       boardUrl: `/pm/projects/${id}/board`,
       mine,
       columns,
       anyMovable: columns.some((c) => c.cards.some((k) => k.movable)),
       truncated: tasks.total > tasks.items.length ? { shown: tasks.items.length, total: tasks.total } : null,
       ...(await recentActivity(api, id, known)),
-      board: scriptJson({ statuses: Object.fromEntries(known.statuses) }),
+      board: scriptJson({ statuses: Object.fromEntries(known.statuses), texts: Object.fromEntries(SCRIPT_TEXTS.map((key) => [key, api.text(key)])) }),
     };
   },
 };

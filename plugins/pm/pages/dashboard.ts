@@ -5,12 +5,11 @@
 // days the user picks. Every number is the API's, counted over what the user
 // may read.
 import { problemText, required, scriptJson, type ConsolePage, type PageApi } from '../../../core/plugin-api.ts';
-import { DAY, hours, humanize, userNames } from './page-kit.ts';
+import { DAY, hours, humanize, textOr, userNames } from './page-kit.ts';
 
 const CATEGORIES = ['backlog', 'todo', 'in_progress', 'done', 'cancelled'] as const;
 type Category = (typeof CATEGORIES)[number];
 const COLORS: Record<Category, string> = { backlog: '#94a3b8', todo: '#3b82f6', in_progress: '#f59e0b', done: '#16a34a', cancelled: '#6b7280' };
-const LABELS: Record<Category, string> = { backlog: 'Backlog', todo: 'To do', in_progress: 'In progress', done: 'Done', cancelled: 'Cancelled' };
 /** projects drawn in the progress chart (the table lists them all) */
 const CHARTED = 12;
 
@@ -56,7 +55,7 @@ export const dashboardPage: ConsolePage = {
     // the figures are the page: without them (no project code) there is nothing to show
     const d = required(figures);
     const projects = progress.ok ? progress.body.projects : [];
-    const categories = CATEGORIES.map((c) => ({ key: c, label: LABELS[c], count: d.tasksByCategory[c], url: `/pm/tasks?category=${c}` }));
+    const categories = CATEGORIES.map((c) => ({ key: c, label: api.text(`category.${c}`), count: d.tasksByCategory[c], url: `/pm/tasks?category=${c}` }));
     const names = workload.ok
       ? await userNames(
           api,
@@ -66,27 +65,29 @@ export const dashboardPage: ConsolePage = {
     return {
       today: d.today,
       cards: [
-        { label: 'Active projects', value: d.projectsByStatus.active, url: '/pm/projects?status=active' },
-        { label: 'Projects in planning', value: d.projectsByStatus.planning, url: '/pm/projects?status=planning' },
-        { label: 'Completed projects', value: d.projectsByStatus.completed, url: '/pm/projects?status=completed' },
-        { label: 'Tasks', value: d.totalTasks, url: '/pm/tasks' },
-        { label: 'My open tasks', value: d.myOpenTasks },
-        { label: 'Overdue tasks', value: d.overdueTasks, alert: d.overdueTasks > 0 },
-        { label: 'Due in the next 7 days', value: d.dueThisWeek },
-        { label: 'Completed in the last 7 days', value: d.completedLast7Days },
+        { label: api.text('dashboard.card.activeProjects'), value: d.projectsByStatus.active, url: '/pm/projects?status=active' },
+        { label: api.text('dashboard.card.planningProjects'), value: d.projectsByStatus.planning, url: '/pm/projects?status=planning' },
+        { label: api.text('dashboard.card.completedProjects'), value: d.projectsByStatus.completed, url: '/pm/projects?status=completed' },
+        { label: api.text('dashboard.card.tasks'), value: d.totalTasks, url: '/pm/tasks' },
+        { label: api.text('dashboard.card.myOpenTasks'), value: d.myOpenTasks },
+        { label: api.text('dashboard.card.overdueTasks'), value: d.overdueTasks, alert: d.overdueTasks > 0 },
+        { label: api.text('dashboard.card.dueNext7Days'), value: d.dueThisWeek },
+        { label: api.text('dashboard.card.completedLast7Days'), value: d.completedLast7Days },
       ],
       categories,
-      categorySummary: `Tasks by status category: ${categories.map((c) => `${c.label} ${c.count}`).join(', ')}.`,
+      categorySummary: api.text('dashboard.categories.summary', {
+        categories: categories.map((c) => api.text('dashboard.categories.summaryItem', { label: c.label, count: c.count })).join(', '),
+      }),
       progressProblem: progress.ok ? null : problemText(progress.body),
-      projects: projects.map((p) => ({ ...p, url: `/pm/projects/${p.projectId}`, board: `/pm/projects/${p.projectId}/board`, status: humanize(p.status) })),
-      progressSummary: progressSummary(projects),
+      projects: projects.map((p) => ({ ...p, url: `/pm/projects/${p.projectId}`, board: `/pm/projects/${p.projectId}/board`, status: textOr(api, `projectStatus.${p.status}`, humanize(p.status)) })),
+      progressSummary: progressSummary(api, projects),
       priorities,
       workload: workload.ok
         ? {
             from: workload.body.from,
             to: workload.body.to,
             rows: workload.body.items.map((i) => ({
-              name: i.assigneeId ? (names.get(i.assigneeId) ?? 'A user you may not see') : 'Unassigned',
+              name: i.assigneeId ? (names.get(i.assigneeId) ?? api.text('common.hiddenUser')) : api.text('common.unassigned'),
               open: i.open,
               estimate: hours(i.openEstimate),
               due: i.dueInRange,
@@ -96,7 +97,7 @@ export const dashboardPage: ConsolePage = {
         : null,
       workloadProblem: workload.ok ? null : problemText(workload.body),
       range: { from: query.from ?? '', to: query.to ?? '' },
-      charts: scriptJson({ 'pm-chart-categories': categoryChart(categories), 'pm-chart-progress': progressChart(projects) }),
+      charts: scriptJson({ 'pm-chart-categories': categoryChart(api, categories), 'pm-chart-progress': progressChart(api, projects) }),
     };
   },
 };
@@ -107,27 +108,28 @@ async function priorityCounts(api: PageApi) {
     api.get<{ items: { id: string; name: string }[] }>('/api/pm/priorities'),
   ]);
   if (!counts.ok) return null;
-  const order = names.ok ? names.body.items : counts.body.items.map((i) => ({ id: i.key ?? '', name: humanize(i.key ?? 'none') }));
+  const order = names.ok ? names.body.items : counts.body.items.map((i) => ({ id: i.key ?? '', name: i.key ? humanize(i.key) : api.text('common.none') }));
   // highest first, every priority listed (0 when no task has it)
-  return [...order].reverse().map((p) => ({ label: p.name, count: counts.body.items.find((i) => i.key === p.id)?.count ?? 0, url: `/pm/tasks?priority=${p.id}` }));
+  return [...order].reverse().map((p) => ({ label: textOr(api, `priority.${p.id}`, p.name), count: counts.body.items.find((i) => i.key === p.id)?.count ?? 0, url: `/pm/tasks?priority=${p.id}` }));
 }
 
-function progressSummary(projects: Progress[]): string {
-  if (!projects.length) return 'No projects to show.';
-  return `Progress of ${projects.length} project(s): ${projects.map((p) => `${p.key} ${p.percentDone} % done, ${p.open} open, ${p.overdue} overdue`).join('; ')}.`;
+function progressSummary(api: PageApi, projects: Progress[]): string {
+  if (!projects.length) return api.text('dashboard.progress.summaryNone');
+  const each = projects.map((p) => api.text('dashboard.progress.summaryItem', { key: p.key, percent: p.percentDone, open: p.open, overdue: p.overdue }));
+  return api.text('dashboard.progress.summary', { count: projects.length, projects: each.join('; ') });
 }
 
-function categoryChart(categories: { key: Category; label: string; count: number }[]) {
+function categoryChart(api: PageApi, categories: { key: Category; label: string; count: number }[]) {
   return {
     tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' } },
     grid: { left: 8, right: 16, top: 16, bottom: 8, containLabel: true },
     xAxis: { type: 'category', data: categories.map((c) => c.label) },
     yAxis: { type: 'value', minInterval: 1 },
-    series: [{ name: 'Tasks', type: 'bar', data: categories.map((c) => ({ value: c.count, itemStyle: { color: COLORS[c.key] } })) }],
+    series: [{ name: api.text('common.tasks'), type: 'bar', data: categories.map((c) => ({ value: c.count, itemStyle: { color: COLORS[c.key] } })) }],
   };
 }
 
-function progressChart(projects: Progress[]) {
+function progressChart(api: PageApi, projects: Progress[]) {
   const shown = [...projects]
     .sort((a, b) => b.total - a.total)
     .slice(0, CHARTED)
@@ -138,6 +140,6 @@ function progressChart(projects: Progress[]) {
     grid: { left: 8, right: 16, top: 32, bottom: 8, containLabel: true },
     xAxis: { type: 'value', minInterval: 1 },
     yAxis: { type: 'category', data: shown.map((p) => p.key) },
-    series: CATEGORIES.map((c) => ({ name: LABELS[c], type: 'bar', stack: 'tasks', itemStyle: { color: COLORS[c] }, data: shown.map((p) => p.byCategory[c]) })),
+    series: CATEGORIES.map((c) => ({ name: api.text(`category.${c}`), type: 'bar', stack: 'tasks', itemStyle: { color: COLORS[c] }, data: shown.map((p) => p.byCategory[c]) })),
   };
 }

@@ -3,6 +3,9 @@
 // history with a run and its comparison, and running a report now. Each shows
 // what the API gives the user: nothing without the module's code, never
 // another user's reports, never another tenant's rows; a bad address is a 4xx.
+// Their words are the module's texts (plugins/ai/texts.en.json), which a
+// tenant translates.
+import { readdirSync, readFileSync } from 'node:fs';
 import t from 'tap';
 import type { LightMyRequestResponse } from 'fastify';
 import { build, PASSWORD, type TestTenant } from '../../helper.ts';
@@ -174,4 +177,94 @@ t.test("without the AI module's code: no menu entry, no data", async (t) => {
     t.notMatch(res.body, /Mine (laptop|summary)/, `${url}: no data`);
   }
   t.equal((await relay(s, 'POST', '/console/api/ai/assistant/parse', { text: 'Call Acme' })).statusCode, 403);
+});
+
+t.test("the pages in the tenant's German: its texts in the views, in what load() builds and in the scripts' texts; English where it has none", async (t) => {
+  const admin = apiAs(ctx, tenant.adminToken);
+  const translate = async (key: string, text: string) => expectStatus(await admin('POST', '/api/translations', { language: 'de', namespace: 'ai', key, text }), 201, key);
+  await translate('page.ai.dashboard', 'KI-Übersicht');
+  await translate('dashboard.tasks', 'Aufgaben');
+  await translate('dashboard.offline', 'Getrennt');
+  await translate('dashboard.tasksByPriority', 'Aufgaben nach Priorität');
+  await translate('value.high', 'Hoch');
+  await translate('page.ai.reports.history', 'Berichtsverlauf');
+  await translate('history.caption', 'Berichtsläufe: {total} insgesamt');
+  await translate('history.pageOf', 'Seite {page} von {pages}');
+  await translate('page.ai.reports.:id.run', 'Ausführen');
+  await translate('assistant.nobody', 'Niemand');
+  await translate('run.upBy', 'gestiegen um {n}');
+
+  const de = await sessionOf(tenant.id, mine.user.email);
+  await de.get('/ai/dashboard');
+  t.equal((await de.post('/console/language', { value: 'de', back: '/ai/dashboard' })).statusCode, 303, 'German chosen in the switcher');
+
+  const dashboard = (await de.get('/ai/dashboard')).body;
+  t.match(dashboard, /<title>KI-Übersicht · Plinth<\/title>/, "the page's title, by its page. key");
+  t.match(dashboard, /<h1>KI-Übersicht<\/h1>/, 'and its heading');
+  t.match(dashboard, /<span class="card-value">\d+<\/span><span class="card-label">Aufgaben<\/span>/, 'a card label load() builds');
+  t.match(dashboard, /<th scope="col">Aufgaben<\/th>/, "the same key in the view's table");
+  t.match(dashboard, /ai-offline">Getrennt<\/span>/, 'a text of the view');
+  t.match(dashboard, /<h2 id="ai-chart-priority-heading">Aufgaben nach Priorität<\/h2>/, "a chart's title");
+  t.match(dashboard, /aria-label="Aufgaben nach Priorität: Critical 0, Hoch \d+, Normal 0, Low 0"/, 'its summary, a translated value among English ones');
+  t.match(dashboard, /"title":"Aufgaben nach Priorität"/, "the chart's data for the script");
+  t.match(dashboard, /<summary>Aufgaben nach Priorität as a table<\/summary>/, 'a placeholder filled in an English text');
+  t.match(dashboard, /<span class="card-label">Overdue tasks<\/span>/, 'English for a key without a German text');
+
+  const history = (await de.get('/ai/reports/history')).body;
+  t.match(history, /<h1>Berichtsverlauf<\/h1>/, "a heading load() builds from the page's title");
+  t.match(history, /<caption>Berichtsläufe: \d+ insgesamt<\/caption>/, "load()'s placeholder");
+  t.match(history, /<span>Seite 1 von 1<\/span>/, "the view's placeholders");
+  t.match(history, /<th scope="col">Triggered by<\/th>/);
+
+  const detail = (await de.get(`/ai/reports/${mine.report.id}`)).body;
+  t.match(detail, new RegExp(`href="/ai/reports/${mine.report.id}/run">Ausführen</a>`), "the report's page links to its run page by the translated title");
+  const run = (await de.get(`/ai/reports/${mine.report.id}/run`)).body;
+  t.match(run, /<title>Ausführen · Plinth<\/title>/);
+  t.match(run, /id="ai-run-texts">\{"rangeBackwards":"The start of the range is after its end\."/, "the script's texts, in English without German ones");
+  t.match((await de.get(`/ai/reports/history/${mine.second.id}`)).body, /<span class="visually-hidden">gestiegen um 1<\/span>/, 'a change in words');
+
+  const assistant = (await de.get('/ai/assistant')).body;
+  const texts = JSON.parse(/<script type="application\/json" id="ai-assistant-texts">(.*?)<\/script>/s.exec(assistant)?.[1] ?? 'null');
+  t.equal(texts?.nobody, 'Niemand', "the assistant's script gets the German text");
+  t.equal(texts?.writeFirst, 'Write a request first.', 'and English for the rest');
+  t.equal(texts?.kinds?.date, 'date');
+
+  t.match((await me.get('/ai/dashboard')).body, /<h1>AI dashboard<\/h1>/, 'an English session keeps the English');
+});
+
+t.test('every text key the views and page code name is in texts.en.json, and every text there is used', async (t) => {
+  const dir = new URL('../../../plugins/ai/', import.meta.url);
+  const english: Record<string, string> = JSON.parse(readFileSync(new URL('texts.en.json', dir), 'utf8'));
+  const catalog = (await apiAs(ctx, tenant.adminToken)('GET', '/api/translations/catalog?namespaces=ai&language=en')).json().texts.ai as Record<string, string>;
+  const views = readdirSync(new URL('views/', dir)).map((f) => readFileSync(new URL(`views/${f}`, dir), 'utf8'));
+  const code = ['dashboard-page.ts', 'assistant-page.ts', 'report-history-page.ts', 'report-run-page.ts', 'run-report-page.ts', 'page-support.ts'].map((f) => readFileSync(new URL(f, dir), 'utf8'));
+  // a quoted key of one of the texts' prefixes ('dashboard.tasks'), wherever the code names it
+  const prefixes = [...new Set(Object.keys(english).map((k) => k.split('.')[0])), 'page'];
+  const keyLiteral = new RegExp(`'((?:${prefixes.join('|')})\\.[A-Za-z0-9_.:]+)'`, 'g');
+  const used = new Set([...views.flatMap((v) => [...v.matchAll(/\{\{t "([^"]+)"/g)].map((m) => m[1])), ...code.flatMap((c) => [...c.matchAll(keyLiteral)].map((m) => m[1]))]);
+  t.ok(used.size > 100, `${used.size} keys found`);
+  for (const key of used) {
+    // a page title's key is the kernel's, from ConsolePage.title
+    if (key.startsWith('page.')) t.ok(key in catalog, `${key}: a page's title`);
+    else t.ok(key in english, `${key} is in texts.en.json`);
+  }
+  // value.* texts are looked up by the value; the others must be named somewhere
+  t.same(
+    Object.keys(english).filter((k) => !k.startsWith('value.') && !used.has(k)),
+    [],
+    'no unused text',
+  );
+  const manifest = (name: string) =>
+    JSON.parse(readFileSync(new URL(`../../../manifests/${name}.json`, import.meta.url), 'utf8')) as { entities: { name: string; fields: Record<string, { values?: string[] }> }[] };
+  const valuesOf = (m: string, entity: string, field: string) => manifest(m).entities.find((e) => e.name === entity)?.fields[field]?.values ?? [];
+  const shown = [
+    ...valuesOf('pm', 'Task', 'category'),
+    ...valuesOf('pm', 'Task', 'priority'),
+    ...valuesOf('ai', 'AiJob', 'state'),
+    ...valuesOf('ai', 'AiClient', 'status'),
+    ...valuesOf('ai', 'AiReportRun', 'status'),
+    ...valuesOf('ai', 'AiReportRun', 'triggeredBy'),
+  ];
+  t.ok(shown.length > 15, 'the values the pages show');
+  for (const v of shown) t.ok(`value.${v}` in english, `value.${v}: the words for a value the pages show`);
 });

@@ -2,12 +2,14 @@
 // in their order with the editors' controls, a sheet's dashboard (widgets on the
 // grid, their data from one call, a widget's problem in its place, static for
 // viewers), the analytics builder (a run, the API's field errors beside their
-// controls, the CSV link), the relay the pages' scripts use, and nobody seeing
-// what the API would not show them: no BI code, not a member, another tenant.
-import { readFileSync } from 'node:fs';
+// controls, the CSV link), the relay the pages' scripts use, nobody seeing
+// what the API would not show them (no BI code, not a member, another tenant),
+// and the pages' texts in a tenant's own words for the user's language.
+import { readdirSync, readFileSync } from 'node:fs';
 import { runInNewContext } from 'node:vm';
 import t from 'tap';
 import { build, PASSWORD, type TestTenant } from '../../helper.ts';
+import { fillIn } from '../../../core/console/texts.ts';
 import { buildQuery, errorLinks, stateOf } from '../../../plugins/bi/analytics-form.ts';
 import { fieldsOf } from '../../../plugins/bi/analytics-fields.ts';
 import type { BiTable } from '../../../plugins/bi/semantic-model.ts';
@@ -65,6 +67,9 @@ const session = async (email: string, at: TestTenant = tenant) => {
   if (res.statusCode !== 303) throw new Error(`login failed: ${res.statusCode}`);
   return s;
 };
+// the module's built-in English, as the kernel gives it to helpers that build a page's strings
+const ENGLISH: Record<string, string> = JSON.parse(readFileSync(new URL('../../../plugins/bi/texts.en.json', import.meta.url), 'utf8'));
+const english = (key: string, values?: Record<string, string | number>) => fillIn(ENGLISH[key] ?? key, values);
 const sheetsUrl = `/bi/apps/${app.id}/sheets`;
 const dashboardUrl = `/bi/apps/${app.id}/sheets/${overview.id}`;
 const widgetHtml = (html: string, id: string) => new RegExp(`<section class="grid-stack-item-content[^"]*"[^>]*data-widget="${id}">([\\s\\S]*?)</section>`).exec(html)?.[1] ?? '';
@@ -328,7 +333,7 @@ t.test("the builder's form is the query, and the API's error paths point at its 
       { name: 'closed', label: 'Closed', type: 'date', role: 'time' },
     ],
   };
-  const fields = fieldsOf(table, [table]);
+  const fields = fieldsOf(table, [table], english);
   const state = stateOf({
     table: 'Deal',
     m: ['count', 'sum:seats', ''],
@@ -345,7 +350,7 @@ t.test("the builder's form is the query, and the API's error paths point at its 
     limit: '10',
     run: '1',
   });
-  const { query, controls } = buildQuery(state, fields);
+  const { query, controls } = buildQuery(state, fields, english);
   t.same(query, {
     table: 'Deal',
     measures: [{ agg: 'count' }, { agg: 'sum', field: 'seats' }],
@@ -367,6 +372,7 @@ t.test("the builder's form is the query, and the API's error paths point at its 
         { path: '/elsewhere', message: 'odd' },
       ],
       controls,
+      english,
     ),
     [
       { id: 'bi-fv-1', text: 'Filter 2 values: is no value' },
@@ -377,4 +383,111 @@ t.test("the builder's form is the query, and the API's error paths point at its 
   );
   t.same(stateOf({ table: 'Deal' }).measures, ['count'], 'a table alone starts with a count');
   t.same(stateOf({ table: 'Deal', run: '1' }).measures, [], 'a run keeps what was chosen');
+});
+
+t.test("a tenant's German texts on the BI pages, English where it has none, and a page title by its own key", async (t) => {
+  const german: Record<string, string> = {
+    'sheets.pagesOf': 'Seiten von {app}',
+    'sheets.added': 'Seite hinzugefügt.',
+    'sheetsScript.nameRequired': 'Gib der Seite einen Namen.',
+    'chart.type.bar': 'Balken',
+    'page.bi.analytics': 'Auswertungen',
+    'control.table': 'Tabelle',
+    'measure.countOfRows': 'Anzahl der Zeilen',
+  };
+  for (const [key, text] of Object.entries(german)) expectStatus(await admin.api('POST', '/api/translations', { language: 'de', namespace: 'bi', key, text }), 201, key);
+  const s = await session(tenant.adminEmail);
+  await s.get(sheetsUrl);
+  t.equal((await s.post('/console/language', { value: 'de', back: sheetsUrl })).statusCode, 303, 'German chosen in the switcher');
+
+  const pages = await s.get(`${sheetsUrl}?notice=created`);
+  t.match(pages.body, /<h1>Seiten von Sales &lt;board&gt;<\/h1>/, "the view's text, its placeholder filled and escaped");
+  t.match(pages.body, /<p class="notice" role="status">Seite hinzugefügt\.<\/p>/, 'a text load() gives');
+  t.match(pages.body, /<caption>Each page is a dashboard of widgets, in this order in the application\.<\/caption>/, 'English for a key without a German text');
+  const scriptTexts = scriptData(pages.body, 'bi-texts');
+  t.equal(scriptTexts['sheetsScript.nameRequired'], 'Gib der Seite einen Namen.', "the script's texts in German");
+  t.equal(scriptTexts['sheetsScript.movedUp'], 'Moved {name} up to position {position}.', 'with their placeholders left for the script');
+
+  const dash = await s.get(dashboardUrl);
+  t.match(widgetHtml(dash.body, chart.id), /role="img" aria-label="Balken chart of Count by Name: \d+ groups; the values follow as a table\."/, "a chart's summary load() builds");
+
+  const analytics = await s.get('/bi/analytics?table=BiSheet');
+  t.match(analytics.body, /<title>Auswertungen · Plinth<\/title>/, "the page's title by its key page.bi.analytics");
+  t.match(analytics.body, /<h1>Auswertungen<\/h1>/, 'and its heading');
+  t.match(analytics.body, /<label for="bi-table">Tabelle<\/label>/);
+  t.match(analytics.body, /<option value="count" selected>Anzahl der Zeilen<\/option>/, 'a measure load() names');
+
+  const inEnglish = await (await session(tenant.adminEmail)).get(`${sheetsUrl}?notice=created`);
+  t.match(inEnglish.body, /<h1>Pages of Sales &lt;board&gt;<\/h1>/, 'a user without German reads English');
+  t.match(inEnglish.body, /<p class="notice" role="status">Page added\.<\/p>/);
+});
+
+t.test("every key the BI views, page code and scripts name is a text of the module, and each page sends its scripts' texts", async (t) => {
+  const dir = new URL('../../../plugins/bi/', import.meta.url);
+  const read = (file: string) => readFileSync(new URL(file, dir), 'utf8');
+  // menu. and page. keys are the kernel's, from the manifest's menu and the pages' titles
+  const catalog: Record<string, string> = expectStatus(await admin.api('GET', '/api/translations/catalog?language=en&namespaces=bi'), 200, 'catalog').texts.bi;
+  const groups = new Set(Object.keys(ENGLISH).map((key) => key.split('.')[0]));
+  /** keys in quotes ('chart.type.bar', text('sheets.added')): a string of a texts group with a dot */
+  const keysIn = (source: string) => [...source.matchAll(/['"`]([A-Za-z]+(?:\.[A-Za-z0-9:]+)+)['"`]/g)].map((m) => m[1]).filter((key) => groups.has(key.split('.')[0]));
+  const unknown = (keys: string[]) => keys.filter((key) => !(key in ENGLISH));
+  const used = new Set<string>();
+
+  for (const view of readdirSync(new URL('views/', dir))) {
+    const keys = [...read(`views/${view}`).matchAll(/\{\{t "([^"]+)"/g)].map((m) => m[1]);
+    t.ok(keys.length > 0, `${view} has texts`);
+    t.same(unknown(keys.filter((key) => !/^(menu|page)\./.test(key))), [], `${view}: its keys are in texts.en.json`);
+    t.same(
+      keys.filter((key) => /^(menu|page)\./.test(key) && !(key in catalog)),
+      [],
+      `${view}: its menu and page keys are the kernel's`,
+    );
+    for (const key of keys) used.add(key);
+  }
+
+  for (const file of ['sheets-page.ts', 'dashboard-page.ts', 'analytics-page.ts', 'analytics-form.ts', 'analytics-fields.ts', 'page-support.ts', 'widget-view.ts']) {
+    const source = read(file);
+    const called = [...source.matchAll(/\btext\(\s*'([^']+)'/g)].map((m) => m[1]);
+    t.same(unknown([...called, ...keysIn(source)]), [], `${file}: its keys are in texts.en.json`);
+    for (const key of keysIn(source)) used.add(key);
+  }
+
+  // each script's English fallback (for a page without its bi-texts block) says what texts.en.json says
+  const scripts = readdirSync(new URL('assets/', dir)).filter((f) => f.endsWith('.js'));
+  const fallback: Record<string, string> = {};
+  for (const file of scripts) {
+    const source = read(`assets/${file}`);
+    const block = /const ENGLISH = (\{[\s\S]*?\});$/m.exec(source)?.[1];
+    if (block) Object.assign(fallback, runInNewContext(`(${block})`));
+    t.same(unknown(keysIn(source)), [], `${file}: its keys are in texts.en.json`);
+    for (const key of keysIn(source)) used.add(key);
+  }
+  t.same(
+    Object.entries(fallback).filter(([key, text]) => ENGLISH[key] !== text),
+    [],
+    "the scripts' English is texts.en.json's",
+  );
+  t.same(
+    scripts.flatMap((file) => keysIn(read(`assets/${file}`)).filter((key) => !(key in fallback))),
+    [],
+    'every key a script names has its English fallback',
+  );
+  t.same(
+    Object.keys(ENGLISH).filter((key) => !used.has(key)),
+    [],
+    'no text of texts.en.json is left unused',
+  );
+
+  const s = await session(tenant.adminEmail);
+  for (const url of [sheetsUrl, dashboardUrl, '/bi/analytics?table=BiSheet']) {
+    const html = (await s.get(url)).body;
+    const sent = scriptData(html, 'bi-texts');
+    const loaded = [...html.matchAll(/src="\/console\/modules\/bi\/([\w-]+\.js)"/g)].map((m) => m[1]);
+    t.ok(loaded.length > 0, `${url} loads scripts`);
+    t.same(
+      loaded.flatMap((file) => keysIn(read(`assets/${file}`)).filter((key) => !(key in sent))),
+      [],
+      `${url}: the texts of ${loaded.join(', ')} are in its bi-texts block`,
+    );
+  }
 });

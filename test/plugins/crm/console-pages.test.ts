@@ -3,7 +3,9 @@
 // and lost with the win rate, the activities due (open, due today or before),
 // the opportunities closing next; a stage of more than one page of rows summed
 // over all its pages; only the current company's rows, never another tenant's,
-// and nothing for a user without a CRM code.
+// and nothing for a user without a CRM code; a tenant's own texts in the user's
+// language, and no text key the page uses missing from texts.en.json.
+import { readdirSync, readFileSync } from 'node:fs';
 import t from 'tap';
 import { build, PASSWORD, type TestTenant } from '../../helper.ts';
 import { ConsoleSession, menuOf } from '../../support/console-session.ts';
@@ -143,4 +145,57 @@ t.test('the module serves the script and styles its page includes', async (t) =>
   for (const url of ['/console/assets/charts.js', '/console/modules/crm/crm.css']) {
     t.equal((await ctx.app.inject({ method: 'GET', url })).statusCode, 200, url);
   }
+});
+
+t.test("a tenant's German texts show in the view and in what load() builds; English where there is none", async (t) => {
+  const german = {
+    'dashboard.asOf': 'Stand {today} (UTC)',
+    'dashboard.pipeline': 'Pipeline nach Phase',
+    'dashboard.openLeads': 'Offene Interessenten',
+    'dashboard.pipelineSummary': 'Pipeline nach Phase: {stages}.',
+    'stage.proposal': 'Angebot',
+    'common.none': 'Keine',
+  };
+  for (const [key, text] of Object.entries(german)) expectStatus(await crm.api('POST', '/api/translations', { language: 'de', namespace: 'crm', key, text }), 201, key);
+  const s = await session(tenant.adminEmail);
+  await s.get('/crm/dashboard');
+  t.equal((await s.post('/console/language', { value: 'de', back: '/crm/dashboard' })).statusCode, 303);
+  const res = await s.get('/crm/dashboard');
+  t.equal(res.statusCode, 200);
+  t.match(res.body, `<p class="crm-muted">Stand ${today} (UTC)</p>`, "the view's text, its placeholder filled in");
+  t.match(res.body, '<h2 id="crm-pipeline-title">Pipeline nach Phase</h2>');
+  t.equal(card(res.body, 'Offene Interessenten'), '1', 'a card label load() builds');
+  t.equal(row(res.body, 'Angebot'), 'Angebot 2 €1,500.50 €600.10', "a stage's name");
+  t.equal(row(res.body, 'Prospecting'), 'Prospecting 0 Keine Keine', 'a stage without a German text stays English; "None" is German');
+  t.match(res.body, /aria-label="Pipeline nach Phase: Prospecting 0 \(Keine\);[^"]*Angebot 2 \(€1,500\.50\);/, "the chart's summary");
+  const charts = JSON.parse(/<script type="application\/json" id="crm-charts">([^<]*)<\/script>/.exec(res.body)![1]);
+  t.ok(charts['crm-chart-pipeline'].xAxis.data.includes('Angebot (2)'), "the chart's axis");
+  t.equal(card(res.body, 'Weighted open pipeline'), '€600.10 · £160.00', 'English for a key without a German text');
+  t.match(res.body, '<h2 id="crm-due-title">Activities due</h2>');
+
+  const english = await (await session(tenant.adminEmail)).get('/crm/dashboard');
+  t.match(english.body, '<h2 id="crm-pipeline-title">Pipeline by stage</h2>', 'a user without German keeps the English');
+  t.equal(card(english.body, 'Open leads'), '1');
+});
+
+t.test('every text key the pages use is in texts.en.json, and every stage and activity type has its text', async (t) => {
+  const crmDir = new URL('../../../plugins/crm/', import.meta.url);
+  const texts: Record<string, string> = JSON.parse(readFileSync(new URL('texts.en.json', crmDir), 'utf8'));
+  const keysIn = (folder: string, pattern: RegExp) =>
+    readdirSync(new URL(folder, crmDir)).flatMap((file) => [...readFileSync(new URL(`${folder}/${file}`, crmDir), 'utf8').matchAll(pattern)].map((m) => `${folder}/${file}: ${m[1]}`));
+  const used = [...keysIn('views', /\{\{t "([^"]+)"/g), ...keysIn('pages', /api\.text\('([^']+)'/g)];
+  t.ok(used.length > 30, `${used.length} keys found: the patterns still match the code`);
+  t.same(
+    used.filter((u) => !(u.split(': ')[1] in texts)),
+    [],
+    'no key without its English',
+  );
+  const manifest = JSON.parse(readFileSync(new URL('../../../manifests/crm.json', import.meta.url), 'utf8'));
+  const values = (entity: string, field: string): string[] => manifest.entities.find((e: { name: string }) => e.name === entity).fields[field].values;
+  const named = [...values('Opportunity', 'stage').map((v) => `stage.${v}`), ...values('Activity', 'type').map((v) => `activityType.${v}`)];
+  t.same(
+    named.filter((k) => !(k in texts)),
+    [],
+    'the values the page names',
+  );
 });

@@ -2,13 +2,16 @@
 // are the API's, a project's board shows its tasks by status with only the
 // moves the flow allows and its activity in words, the relay the board's
 // script uses moves a task (If-Match, CSRF, refusals), and nobody sees what
-// the API would not show them: no project code, not a member, another tenant.
+// the API would not show them: no project code, not a member, another tenant;
+// and all of it in the user's language (the module's texts, plugins/pm/texts.en.json).
+import { readFileSync } from 'node:fs';
 import t from 'tap';
 import { build, PASSWORD, type TestTenant } from '../../helper.ts';
 import { ConsoleSession, menuOf } from '../../support/console-session.ts';
 import { SYSTEM } from '../../../core/plugin-api.ts';
 import { apiAs } from '../core/core-api.ts';
 import { expectStatus } from './pm-api.ts';
+import { SCRIPT_TEXTS } from '../../../plugins/pm/pages/board.ts';
 
 const ctx = await build(t);
 const tenant = await ctx.tenant();
@@ -197,4 +200,84 @@ t.test('the module serves the scripts and styles its pages include', async (t) =
   for (const url of ['/console/modules/pm/board.js', '/console/assets/charts.js', '/console/modules/pm/pm.css']) {
     t.equal((await ctx.app.inject({ method: 'GET', url })).statusCode, 200, url);
   }
+});
+
+t.test("a tenant's German texts: the views, what load() builds, the board script's texts and the page title", async (t) => {
+  const german = {
+    'page.pm.projects.:id.board': 'Aufgabentafel',
+    'board.heading': 'Tafel: {key} · {name}',
+    'board.column.empty': 'Keine Aufgaben.',
+    'activity.changedFromTo': '{noun}: {field} von {from} auf {to} geändert',
+    'activity.noun.Task': 'Aufgabe',
+    'activity.field.statusId': 'Status',
+    'board.move.moved': '{ref} nach {status} verschoben.',
+    'dashboard.card.tasks': 'Aufgaben',
+    'category.todo': 'Zu erledigen',
+  };
+  for (const [key, text] of Object.entries(german)) await ok(admin('POST', '/api/translations', { language: 'de', namespace: 'pm', key, text }), 201);
+  const s = await session(tenant.adminEmail);
+  await s.get(board);
+  t.equal((await s.post('/console/language', { value: 'de', back: board })).statusCode, 303);
+
+  const res = await s.get(board);
+  t.equal(res.statusCode, 200);
+  t.match(res.body, '<title>Aufgabentafel · Plinth</title>', "the page's title, by its page. key");
+  t.match(res.body, '<h1>Tafel: BRD · Board test</h1>', "a view's text, its placeholders filled in");
+  t.match(column(res.body, done), /<p class="pm-empty" data-empty>Keine Aufgaben\.<\/p>/);
+  t.match(res.body, '<td>Aufgabe: Status von To Do auf In Progress geändert</td>', 'a sentence load() builds of three texts');
+  t.match(res.body, '"board.move.moved":"{ref} nach {status} verschoben."', "the script's texts in the page's JSON, placeholders left to the script");
+  t.match(res.body, '"board.move.reload":"Reload the board"', 'English for a key without a German text');
+  t.match(res.body, '<h2 id="pm-activity-title">Recent activity</h2>');
+  const detail = await s.get(`/pm/projects/${project.id}`);
+  t.match(detail.body, `<a class="button" href="${board}">Aufgabentafel</a>`, "the title is the link's on the project's page");
+
+  const dash = await s.get('/pm/dashboard');
+  t.equal(dash.statusCode, 200);
+  t.equal(cardValue(dash.body, 'Aufgaben'), '3', 'a card label load() builds');
+  t.equal(cardValue(dash.body, 'My open tasks'), '1', 'and one without a German text');
+  t.match(dash.body, /aria-label="Tasks by status category: Backlog 0, Zu erledigen \d+, In progress/, "the chart's summary");
+  t.match(dash.body, '"data":["Backlog","Zu erledigen","In progress","Done","Cancelled"]', "the chart's axis");
+
+  const english = await (await session(tenant.adminEmail)).get(board);
+  t.match(english.body, '<h1>Board: BRD · Board test</h1>', 'a user without German keeps the English');
+  t.match(english.body, '<title>Board · Plinth</title>');
+  t.match(english.body, '"board.move.moved":"{ref} moved to {status}."');
+});
+
+t.test('every text key the pages and the board script use is in texts.en.json', async (t) => {
+  const read = (file: string) => readFileSync(new URL(`../../../plugins/pm/${file}`, import.meta.url), 'utf8');
+  const texts: Record<string, string> = JSON.parse(read('texts.en.json'));
+  const missing = (keys: string[]) => keys.filter((key) => !(key in texts));
+  const inViews = ['views/board.hbs', 'views/dashboard.hbs'].flatMap((f) => [...read(f).matchAll(/\{\{t "([^"]+)"/g)].map((m) => m[1]));
+  const inCode = ['pages/board.ts', 'pages/board-activity.ts', 'pages/dashboard.ts'].flatMap((f) => [...read(f).matchAll(/api\.text\('([^']+)'/g)].map((m) => m[1]));
+  t.ok(inViews.length > 60 && inCode.length > 20, `${inViews.length} and ${inCode.length} keys found: the patterns still match the code`);
+  t.same(missing([...inViews, ...inCode, ...SCRIPT_TEXTS]), [], 'no key without its English');
+
+  const script = read('assets/board.js');
+  const said = [...script.matchAll(/say\('([^']+)'/g)].map((m) => m[1]);
+  t.same(
+    said.filter((key) => !(SCRIPT_TEXTS as readonly string[]).includes(key)),
+    [],
+    'the page passes every text the script says',
+  );
+  const fallback = Object.fromEntries([...script.matchAll(/^ {4}'(board\.[^']+)': '([^']+)',$/gm)].map((m) => [m[1], m[2]]));
+  t.same(fallback, Object.fromEntries(SCRIPT_TEXTS.map((key) => [key, texts[key]])), "the script's English, for a page without texts, is texts.en.json's");
+
+  // keys made from values: each value the manifest allows has its text
+  const manifest = JSON.parse(readFileSync(new URL('../../../manifests/pm.json', import.meta.url), 'utf8')) as {
+    entities: { name: string; fields: Record<string, { values?: string[]; internal?: boolean }> }[];
+  };
+  const entity = (name: string) => manifest.entities.find((e) => e.name === name)!;
+  const valueKeys = [
+    ...entity('Project').fields.status.values!.map((v) => `projectStatus.${v}`),
+    ...entity('Task').fields.priority.values!.map((v) => `priority.${v}`),
+    ...entity('Task').fields.category.values!.map((v) => `category.${v}`),
+    ...['created', 'updated', 'deleted'].map((a) => `activity.action.${a}`),
+  ];
+  // the entities whose changes the activity lists (activity.ts), by noun and field
+  for (const name of ['Project', 'ProjectMember', 'TaskStatus', 'StatusMove', 'Task', 'Comment', 'Attachment']) {
+    valueKeys.push(`activity.noun.${name}`);
+    for (const [field, f] of Object.entries(entity(name).fields)) if (!f.internal) valueKeys.push(`activity.field.${field}`);
+  }
+  t.same(missing(valueKeys), [], 'no value without its text');
 });
