@@ -186,3 +186,91 @@ scenario('the language and company switchers change what the list shows', async 
   t.equal(await page.locator('#switch-company option:checked').textContent(), 'Company BR (BR)');
   t.same(await names(), ['Nothing to show.'], "the other company's categories: none");
 });
+
+/** GET through the console's relay, as the page's user (the context's cookies). */
+const apiGet = async (page: Page, path: string) => (await page.request.get(`/console/api${path}`)).json();
+
+scenario("a project's board: a card dragged to another column is saved there", async (t, page) => {
+  await logIn(page, admin);
+  const projects = await apiGet(page, '/pm/projects?size=100');
+  for (const project of projects.items as { id: string }[]) {
+    await page.goto(`/pm/projects/${project.id}/board`);
+    if (await page.locator('.pm-card[draggable="true"]').count()) break;
+  }
+  const card = page.locator('.pm-card[draggable="true"]').first();
+  t.ok(await card.count(), `a card that may move, on ${page.url()}`);
+  const taskId = (await card.getAttribute('data-task-id'))!;
+  const target = (await card.locator('select[data-move] option').first().getAttribute('value'))!;
+  const column = page.locator(`section.pm-column[data-status-id="${target}"]`);
+  const saved = page.waitForResponse((r) => r.url().endsWith(`/console/api/pm/tasks/${taskId}`) && r.request().method() === 'PATCH');
+  await card.dragTo(column.locator('h2'));
+  t.equal((await saved).status(), 200, 'the drop sends the move and the API takes it');
+  await column.locator(`.pm-card[data-task-id="${taskId}"]`).waitFor();
+  t.match(await page.getByRole('status').first().textContent(), /moved to/, 'the page says so');
+  t.equal((await apiGet(page, `/pm/tasks/${taskId}`)).statusId, target, 'the task has its new status');
+  await page.reload();
+  t.equal(await column.locator(`.pm-card[data-task-id="${taskId}"]`).count(), 1, 'still in that column after a reload');
+  t.same(await axeViolations(page), [], 'no serious axe violation on the board');
+});
+
+scenario("a sheet's dashboard: a widget dragged on the grid keeps its new place", async (t, page) => {
+  await logIn(page, admin);
+  const apps = await apiGet(page, '/bi/apps?size=100');
+  let found: { url: string; sheetId: string } | null = null;
+  for (const app of apps.items as { id: string }[]) {
+    const sheets = await apiGet(page, `/bi/apps/${app.id}/sheets?size=100`);
+    for (const sheet of sheets.items as { id: string }[]) {
+      const widgets = await apiGet(page, `/bi/sheets/${sheet.id}/widgets?size=100`);
+      if (widgets.items.length) found ??= { url: `/bi/apps/${app.id}/sheets/${sheet.id}`, sheetId: sheet.id };
+    }
+  }
+  t.ok(found, 'the demo data has a sheet with widgets');
+  await page.goto(found!.url);
+  const item = page.locator('.grid-stack-item').first();
+  const widgetId = (await item.getAttribute('gs-id'))!;
+  const before = { x: Number(await item.getAttribute('gs-x')), y: Number(await item.getAttribute('gs-y')), w: Number(await item.getAttribute('gs-w')) };
+  const grid = (await page.locator('.grid-stack').boundingBox())!;
+  const head = (await item.locator('.bi-widget-head').boundingBox())!;
+  // two columns to the right where there is room, else two rows down
+  const right = before.x + before.w <= 10;
+  const dx = right ? (2 * grid.width) / 12 : 0;
+  const dy = right ? 0 : 2 * 78;
+  const saved = page.waitForResponse((r) => r.url().endsWith(`/console/api/bi/sheets/${found!.sheetId}/layout`) && r.request().method() === 'PUT');
+  const start = { x: head.x + 20, y: head.y + head.height / 2 };
+  await page.mouse.move(start.x, start.y);
+  await page.mouse.down();
+  for (let step = 1; step <= 10; step++) await page.mouse.move(start.x + (dx * step) / 10, start.y + (dy * step) / 10);
+  await page.mouse.up();
+  t.equal((await saved).status(), 200, 'the drop saves the layout in one call');
+  const stored = ((await apiGet(page, `/bi/sheets/${found!.sheetId}/widgets?size=100`)).items as { id: string; x: number; y: number }[]).find((w) => w.id === widgetId)!;
+  if (right) t.ok(stored.x > before.x, `moved right: x ${before.x} → ${stored.x}`);
+  else t.ok(stored.y > before.y, `moved down: y ${before.y} → ${stored.y}`);
+  await page.reload();
+  const after = page.locator(`.grid-stack-item[gs-id="${widgetId}"]`);
+  t.same([Number(await after.getAttribute('gs-x')), Number(await after.getAttribute('gs-y'))], [stored.x, stored.y], 'the page shows the saved place after a reload');
+  t.same(await axeViolations(page), [], 'no serious axe violation on the dashboard');
+});
+
+scenario('a product: its name in two languages and its attributes as rows of keys and values', async (t, page) => {
+  await logIn(page, admin);
+  await page.goto('/catalog/products/new');
+  const sku = `BR-${Date.now().toString(36)}`;
+  await page.getByLabel('SKU').fill(sku);
+  await page.getByLabel('Name (English)').fill('Watering can');
+  await page.getByLabel('Name (German)').fill('Gießkanne');
+  await page.getByLabel('Price').fill('12.50');
+  await page.getByLabel('Attributes: Key 1').fill('volume');
+  await page.getByLabel('Attributes: Value 1').fill('10');
+  await page.getByLabel('Attributes: Key 2').fill('colour');
+  await page.getByLabel('Attributes: Value 2').fill('green');
+  // console.js: one more row per click
+  await page.getByRole('button', { name: 'Add a row' }).click();
+  await page.getByLabel('Attributes: Key 3').fill('code');
+  await page.getByLabel('Attributes: Value 3').fill('"0042"');
+  t.same(await axeViolations(page), [], 'no serious axe violation on the form');
+  t.equal(await submit(page, page.getByRole('button', { name: 'Save' })), 200);
+  const id = new URL(page.url()).pathname.split('/').pop()!;
+  const product = await apiGet(page, `/products/${id}?translations=true`);
+  t.same(product.translations.name, { en: 'Watering can', de: 'Gießkanne' }, 'both languages saved');
+  t.same(product.attributes, { volume: 10, colour: 'green', code: '0042' }, 'the rows as one object, typed');
+});
