@@ -60,7 +60,7 @@ export function registerEntityPages(app: FastifyInstance, entry: Entry, ui: Cons
       notice: NOTICES[query.notice ?? ''],
       canCreate: entity.actions.includes('create'),
       search: entity.fields.some((f) => f.search) ? { value: state.search } : null,
-      filters: filterInputs(entity, query),
+      filters: await filterInputs(page, entity, query),
       sizes: PAGE_SIZES.map((n) => ({ n, selected: n === state.size })),
       sort: state.sort,
       columns: columns.map((f) => {
@@ -216,14 +216,21 @@ function listState(entity: MetaEntity, query: Record<string, string | undefined>
   };
 }
 
-const filterable = (entity: MetaEntity) => entity.fields.filter((f) => f.filter && (f.type === 'enum' || f.type === 'boolean'));
+/** The list's filters: enums, booleans and references the manifest marks `filter`. */
+const filterable = (entity: MetaEntity) => entity.fields.filter((f) => f.filter && (f.type === 'enum' || f.type === 'boolean' || f.type === 'ref'));
 
-function filterInputs(entity: MetaEntity, query: Record<string, string | undefined>) {
-  return filterable(entity).map((f) => ({
-    name: f.name,
-    label: f.label,
-    options: (f.type === 'boolean' ? ['true', 'false'] : (f.values ?? [])).map((v) => ({ value: v, label: f.type === 'boolean' ? (v === 'true' ? 'Yes' : 'No') : v, selected: query[f.name] === v })),
-  }));
+async function filterInputs(page: Page, entity: MetaEntity, query: Record<string, string | undefined>) {
+  return Promise.all(
+    filterable(entity).map(async (f) => ({
+      name: f.name,
+      label: f.label,
+      options:
+        f.type === 'ref'
+          ? // the rows the user may read, as a reference's select offers them
+            await referenceOptions(page, f, '', query[f.name] ?? '')
+          : (f.type === 'boolean' ? ['true', 'false'] : (f.values ?? [])).map((v) => ({ value: v, label: f.type === 'boolean' ? (v === 'true' ? 'Yes' : 'No') : v, selected: query[f.name] === v })),
+    })),
+  );
 }
 
 interface FormState {

@@ -233,6 +233,24 @@ t.test('a key-value JSON field: rows of keys and values', async (t) => {
   t.match((await s.get(`/catalog/products/${id}/edit`)).body, /<textarea id="field-attributes" name="attributes"/);
 });
 
+t.test('a reference marked filter is a select of the rows the user may read, and narrows the list', async (t) => {
+  const s = await loggedIn();
+  const post = (url: string, payload: object) => ctx.as(tenant.adminToken, { method: 'POST', url, payload });
+  const pots = (await post('/api/categories', { name: 'Pots' })).json();
+  const pans = (await post('/api/categories', { name: 'Pans' })).json();
+  await post('/api/products', { sku: 'FLT-1', name: 'Clay pot', price: '3.00', categoryId: pots.id });
+  await post('/api/products', { sku: 'FLT-2', name: 'Frying pan', price: '9.00', categoryId: pans.id });
+  const list = await s.get('/catalog/products');
+  t.match(list.body, /<select id="filter-categoryId" name="categoryId">/);
+  t.match(list.body, new RegExp(`<option value="${pots.id}">Pots</option>`), 'its options are rows by their label');
+  const narrowed = await s.get(`/catalog/products?categoryId=${pots.id}`);
+  t.match(narrowed.body, /Clay pot/);
+  t.notMatch(narrowed.body, /Frying pan/, 'only the chosen category');
+  t.match(narrowed.body, new RegExp(`<option value="${pots.id}" selected>Pots</option>`), 'the choice stays selected');
+  const bad = await s.get('/catalog/products?categoryId=not-a-uuid');
+  t.equal(bad.statusCode, 200, 'a malformed choice is the API’s refusal on the page');
+  t.match(bad.body, /role="alert"/);
+});
 t.test("a referenced row that may not be deleted: the API's 409 on a page", async (t) => {
   const s = await loggedIn();
   const parent = (await ctx.as(tenant.adminToken, { method: 'POST', url: '/api/categories', payload: { name: 'Parent' } })).json();
