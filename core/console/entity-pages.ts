@@ -20,6 +20,8 @@ interface Entry {
 }
 
 const PAGE_SIZES = [10, 25, 50, 100];
+/** An entity's name for a text's placeholders: {entity} as labelled, {entityLower} in lower case ("New category") */
+const named = (entity: MetaEntity) => ({ entity: entity.label, entityLower: entity.label.toLowerCase() });
 /** ?notice= after a redirect: the key of its text */
 const NOTICES: Record<string, string> = { created: 'notice.created', saved: 'notice.saved', deleted: 'notice.deleted' };
 const problemOf = (body: unknown): Problem => body as Problem;
@@ -90,7 +92,7 @@ export function registerEntityPages(app: FastifyInstance, entry: Entry, ui: Cons
     const page = await ui.load(request, reply);
     const entity = entityOf(page, 'create');
     const form = (request.body ?? {}) as FormData;
-    const { body, errors } = bodyOf(entity.fields, form, 'create');
+    const { body, errors } = bodyOf(entity.fields, form, 'create', page.text);
     if (!errors.length) {
       const res = await page.api.call<Row>('POST', entity.path!, body, language(request));
       if (res.ok) return reply.redirect(`${path}/${encodeURIComponent(res.body.id)}?notice=created`, 303);
@@ -139,7 +141,7 @@ export function registerEntityPages(app: FastifyInstance, entry: Entry, ui: Cons
     const { id } = request.params as { id: string };
     const form = (request.body ?? {}) as FormData;
     const version = String(form._version ?? '');
-    const { body, errors } = bodyOf(entity.fields, form, 'update');
+    const { body, errors } = bodyOf(entity.fields, form, 'update', page.text);
     const row = { id, version: Number(version) } as Row;
     if (errors.length) return ui.render(reply, page, 'form', await formData(page, entity, { mode: 'update', path, row, values: form, errors }), 400);
     const res = await page.api.call<Row>('PATCH', rowUrl(entity, id), body, { ...language(request), ...(/^\d+$/.test(version) ? { 'if-match': `"${version}"` } : {}) });
@@ -154,7 +156,7 @@ export function registerEntityPages(app: FastifyInstance, entry: Entry, ui: Cons
     const res = await page.api.get<Row>(rowUrl(entity, id));
     if (!res.ok) return ui.render(reply, page, 'problem', { title: entity.label, problem: problemOf(res.body), back: path }, res.status);
     const url = `${path}/${encodeURIComponent(id)}`;
-    return ui.render(reply, page, 'delete', { title: `Delete ${entity.label.toLowerCase()}`, entity, label: rowLabel(entity, res.body), url, version: res.body.version });
+    return ui.render(reply, page, 'delete', { title: page.text('delete.title', named(entity)), entity, label: rowLabel(entity, res.body), url, version: res.body.version });
   });
 
   app.post(`${path}/:id/delete`, { preHandler: app.csrfProtection }, async (request, reply) => {
@@ -164,7 +166,7 @@ export function registerEntityPages(app: FastifyInstance, entry: Entry, ui: Cons
     const version = String((request.body as FormData | undefined)?._version ?? '');
     const res = await page.api.call('DELETE', rowUrl(entity, id), undefined, /^\d+$/.test(version) ? { 'if-match': `"${version}"` } : {});
     if (res.ok) return reply.redirect(`${path}?notice=deleted`, 303);
-    return ui.render(reply, page, 'problem', { title: `Delete ${entity.label.toLowerCase()}`, problem: problemOf(res.body), back: `${path}/${encodeURIComponent(id)}` }, res.status);
+    return ui.render(reply, page, 'problem', { title: page.text('delete.title', named(entity)), problem: problemOf(res.body), back: `${path}/${encodeURIComponent(id)}` }, res.status);
   });
 
   // a reference field's options as the user types (htmx swaps them into the select)
@@ -190,7 +192,7 @@ function cellOf(page: Page, field: MetaField, value: unknown, labels: Map<string
     const target = field.entity ? page.pathOf(field.entity) : undefined;
     return { text: labels.get(value) ?? value, url: target ? `${target}/${encodeURIComponent(value)}` : null };
   }
-  return { text: display(field, value), url: null, numeric: field.type === 'integer' || field.type === 'decimal' };
+  return { text: display(field, value, page.text), url: null, numeric: field.type === 'integer' || field.type === 'decimal' };
 }
 
 /** The list's query: what the page asked for, checked against the manifest, as the API's query string. */
@@ -228,7 +230,11 @@ async function filterInputs(page: Page, entity: MetaEntity, query: Record<string
         f.type === 'ref'
           ? // the rows the user may read, as a reference's select offers them
             await referenceOptions(page, f, '', query[f.name] ?? '')
-          : (f.type === 'boolean' ? ['true', 'false'] : (f.values ?? [])).map((v) => ({ value: v, label: f.type === 'boolean' ? (v === 'true' ? 'Yes' : 'No') : v, selected: query[f.name] === v })),
+          : (f.type === 'boolean' ? ['true', 'false'] : (f.values ?? [])).map((v) => ({
+              value: v,
+              label: f.type === 'boolean' ? page.text(v === 'true' ? 'value.yes' : 'value.no') : v,
+              selected: query[f.name] === v,
+            })),
     })),
   );
 }
@@ -266,7 +272,7 @@ async function formData(page: Page, entity: MetaEntity, state: FormState): Promi
   );
   const url = state.mode === 'create' ? state.path : `${state.path}/${encodeURIComponent(state.row!.id)}`;
   return {
-    title: state.mode === 'create' ? `New ${entity.label.toLowerCase()}` : `Edit ${entity.label.toLowerCase()}`,
+    title: page.text(state.mode === 'create' ? 'form.newTitle' : 'form.editTitle', named(entity)),
     entity,
     action: url,
     cancel: state.mode === 'create' ? state.path : url,

@@ -3,6 +3,7 @@
 // Field descriptions come from GET /api/meta; the API still validates every value,
 // so a value the form cannot convert is passed on as typed and the API's 400
 // names it beside its field.
+import type { Say } from './texts.ts';
 
 export interface MetaField {
   name: string;
@@ -55,9 +56,9 @@ export function rowLabel(entity: MetaEntity, row: Row): string {
 }
 
 /** How a value reads on a page. */
-export function display(field: MetaField, value: unknown): string {
+export function display(field: MetaField, value: unknown, say: Say): string {
   if (value === null || value === undefined) return '';
-  if (field.type === 'boolean') return value ? 'Yes' : 'No';
+  if (field.type === 'boolean') return say(value ? 'value.yes' : 'value.no');
   if (field.type === 'datetime' && typeof value === 'string')
     return value
       .replace('T', ' ')
@@ -93,7 +94,7 @@ export function formLanguages(offered: string[], chosen: string, stored: Record<
  * apply to the rest). Update: every writable field of the form, empty meaning
  * no value; a write-only (secret) field left empty keeps what is stored.
  */
-export function bodyOf(fields: MetaField[], form: FormData, mode: 'create' | 'update'): { body: Record<string, unknown>; errors: FieldError[] } {
+export function bodyOf(fields: MetaField[], form: FormData, mode: 'create' | 'update', say: Say): { body: Record<string, unknown>; errors: FieldError[] } {
   const body: Record<string, unknown> = {};
   const translations: Record<string, Record<string, string | null>> = {};
   const errors: FieldError[] = [];
@@ -105,7 +106,7 @@ export function bodyOf(fields: MetaField[], form: FormData, mode: 'create' | 'up
       if (texts || form[field.name] === undefined) continue;
     }
     if (field.type === 'json' && form[pairInputs(field.name).key] !== undefined) {
-      const pairs = pairsOf(field, form, mode);
+      const pairs = pairsOf(field, form, mode, say);
       if ('error' in pairs) errors.push({ path: `/${field.name}`, message: pairs.error });
       else if (pairs.value !== undefined) body[field.name] = pairs.value;
       continue;
@@ -121,7 +122,7 @@ export function bodyOf(fields: MetaField[], form: FormData, mode: 'create' | 'up
       if (mode === 'update' && !field.writeOnly) body[field.name] = null;
       continue;
     }
-    const converted = convert(field, text);
+    const converted = convert(field, text, say);
     if ('error' in converted) errors.push({ path: `/${field.name}`, message: converted.error });
     else body[field.name] = converted.value;
   }
@@ -149,7 +150,7 @@ function translationsOf(field: MetaField, form: FormData, mode: 'create' | 'upda
 }
 
 /** A key-value field's object from its rows; rows with neither key nor value are left out. */
-function pairsOf(field: MetaField, form: FormData, mode: 'create' | 'update'): { value: Record<string, unknown> | null | undefined } | { error: string } {
+function pairsOf(field: MetaField, form: FormData, mode: 'create' | 'update', say: Say): { value: Record<string, unknown> | null | undefined } | { error: string } {
   const names = pairInputs(field.name);
   const keys = all(form[names.key]);
   const values = all(form[names.value]);
@@ -158,8 +159,8 @@ function pairsOf(field: MetaField, form: FormData, mode: 'create' | 'update'): {
     const key = (keys[i] ?? '').trim();
     const value = values[i] ?? '';
     if (key === '' && value.trim() === '') continue;
-    if (key === '') return { error: `the value "${value.slice(0, 40)}" has no key` };
-    if (Object.hasOwn(object, key)) return { error: `the key "${key.slice(0, 40)}" is given twice` };
+    if (key === '') return { error: say('form.pairNoKey', { value: value.slice(0, 40) }) };
+    if (Object.hasOwn(object, key)) return { error: say('form.pairTwice', { key: key.slice(0, 40) }) };
     object[key] = pairValue(value);
   }
   if (Object.keys(object).length) return { value: object };
@@ -189,7 +190,7 @@ export function storedPairs(value: unknown): { key: string; value: string }[] | 
   return entries.map(([key, v]) => ({ key, value: pairText(v) }));
 }
 
-function convert(field: MetaField, text: string): { value: unknown } | { error: string } {
+function convert(field: MetaField, text: string, say: Say): { value: unknown } | { error: string } {
   switch (field.type) {
     case 'integer':
       return { value: /^[+-]?\d{1,16}$/.test(text) ? Number(text) : text };
@@ -202,7 +203,7 @@ function convert(field: MetaField, text: string): { value: unknown } | { error: 
       try {
         return { value: JSON.parse(text) };
       } catch {
-        return { error: 'must be valid JSON' };
+        return { error: say('form.invalidJson') };
       }
     default:
       return { value: text };

@@ -21,7 +21,7 @@ import { registerSessionPages } from './login-pages.ts';
 import { modulePages, registerModulePage, rowPages } from './module-pages.ts';
 import { registerApiRelay } from './api-relay.ts';
 import { registerTranslationPage } from './translation-pages.ts';
-import { fillIn } from './texts.ts';
+import { CONSOLE_TEXTS, fillIn, sayFrom } from './texts.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const VIEWS = join(HERE, 'views');
@@ -40,7 +40,6 @@ const VENDOR: Record<string, { pkg: string; dir: string; files: string[] }> = {
 };
 
 const LAYOUT = { layout: 'layout.hbs' };
-const CONSOLE_TEXTS: Record<string, string> = JSON.parse(readFileSync(join(HERE, 'texts.en.json'), 'utf8'));
 
 /** Form posts are small: the largest is an entity form. */
 const FORM_LIMIT = 256 * 1024;
@@ -102,8 +101,8 @@ export async function installConsole(app: FastifyInstance, kernel: Kernel): Prom
       const first = page.shell.firstPath as string | null;
       if (first) return reply.redirect(first, 303);
       return ui.render(reply, page, 'problem', {
-        title: 'Nothing to show',
-        problem: { status: 200, title: 'Your roles give you no page of the console yet.', detail: 'Ask an administrator for access.' },
+        title: page.text('home.nothing'),
+        problem: { status: 200, title: page.text('home.noPage'), detail: page.text('home.askAdmin') },
       });
     });
   });
@@ -116,15 +115,20 @@ function renderError(error: FastifyError, request: FastifyRequest, reply: Fastif
   }
   const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
   if (status === 500) request.log.error({ err: error }, 'console page failed');
+  // the built-in English: the page failed before (or while) the user's texts were read
+  const say = sayFrom();
   const title =
     error.code === 'FST_CSRF_INVALID_TOKEN' || error.code === 'FST_CSRF_MISSING_SECRET'
-      ? 'The form expired. Go back, reload the page and send it again.'
+      ? say('error.formExpired')
       : status === 500
-        ? 'Something went wrong on our side. Try again in a moment.'
+        ? say('error.ours')
         : status === 404
-          ? 'There is no such page.'
+          ? say('error.noPage')
           : error.message;
-  return reply.code(status).header('cache-control', 'no-store').view('problem', { title: 'Error', problem: { status, title }, back: '/' }, LAYOUT);
+  return reply
+    .code(status)
+    .header('cache-control', 'no-store')
+    .view('problem', { title: say('error.title'), problem: { status, title }, back: '/' }, LAYOUT);
 }
 
 /** A handlebars of the console's own, with every views/partials/*.hbs as a partial named after its file. */

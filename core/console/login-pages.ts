@@ -7,6 +7,7 @@ import type { Kernel } from '../kernel.ts';
 import type { Problem } from './api-client.ts';
 import { COOKIES, clearSession, cookieOptions, hasSession, saveTokens, type TokenPair } from './session.ts';
 import type { FormData } from './fields.ts';
+import { sayFrom } from './texts.ts';
 
 const YEAR = 365 * 24 * 3600;
 const text = (v: string | string[] | undefined) => (Array.isArray(v) ? v[v.length - 1] : (v ?? '')).trim();
@@ -16,20 +17,23 @@ export function localPath(target: string | undefined): string {
   return target && /^\/(?![/\\])[^\s]*$/.test(target) ? target : '/';
 }
 
+/** The API's refusals of a login, as the form says them: keys of the console's texts */
 const LOGIN_MESSAGES: Record<string, string> = {
-  INVALID_CREDENTIALS: 'The tenant, e-mail or password is wrong.',
-  RATE_LIMITED: 'Too many attempts. Wait a while and try again.',
-  TENANT_UNAVAILABLE: 'This tenant is suspended. Contact your operator.',
-  TENANT_MIGRATION_FAILED: 'This tenant is being repaired. Try again later.',
-  DATABASE_UNAVAILABLE: 'The service cannot reach its database. Try again in a moment.',
+  INVALID_CREDENTIALS: 'login.wrong',
+  RATE_LIMITED: 'login.tooMany',
+  TENANT_UNAVAILABLE: 'login.suspended',
+  TENANT_MIGRATION_FAILED: 'login.repairing',
+  DATABASE_UNAVAILABLE: 'login.noDatabase',
 };
+// before login no tenant is known, so the login page speaks the built-in English
+const say = sayFrom();
 
 export function registerSessionPages(app: FastifyInstance, kernel: Kernel): void {
   const loginPage = (reply: FastifyReply, data: Record<string, unknown>, status = 200) =>
     reply
       .code(status)
       .header('cache-control', 'no-store')
-      .view('login', { title: 'Log in', csrf: reply.generateCsrf(), ...data }, { layout: 'layout.hbs' });
+      .view('login', { title: say('login.pageTitle'), csrf: reply.generateCsrf(), ...data }, { layout: 'layout.hbs' });
 
   app.get('/login', async (request, reply) => {
     const { next, tenant } = request.query as { next?: string; tenant?: string };
@@ -42,9 +46,9 @@ export function registerSessionPages(app: FastifyInstance, kernel: Kernel): void
     const login = { tenant: text(form.tenant), email: text(form.email), password: Array.isArray(form.password) ? form.password[0] : (form.password ?? '') };
     const next = localPath(text(form.next));
     const errors: Record<string, string> = {};
-    if (!login.tenant) errors.tenant = 'Enter your tenant.';
-    if (!login.email) errors.email = 'Enter your e-mail address.';
-    if (!login.password) errors.password = 'Enter your password.';
+    if (!login.tenant) errors.tenant = say('login.enterTenant');
+    if (!login.email) errors.email = say('login.enterEmail');
+    if (!login.password) errors.password = say('login.enterPassword');
     if (!Object.keys(errors).length) {
       const res = await app.inject({ method: 'POST', url: '/api/auth/login', remoteAddress: request.ip, payload: login });
       if (res.statusCode === 200) {
@@ -53,8 +57,8 @@ export function registerSessionPages(app: FastifyInstance, kernel: Kernel): void
         return reply.redirect(next, 303);
       }
       const problem = res.json() as Problem;
-      for (const e of problem.errors ?? []) errors[e.path.replace(/^\//, '')] = `This ${e.path.replace(/^\//, '')} ${e.message}.`;
-      if (!problem.errors?.length) errors.form = LOGIN_MESSAGES[problem.code] ?? problem.title;
+      for (const e of problem.errors ?? []) errors[e.path.replace(/^\//, '')] = say('login.fieldError', { field: e.path.replace(/^\//, ''), message: e.message });
+      if (!problem.errors?.length) errors.form = LOGIN_MESSAGES[problem.code] ? say(LOGIN_MESSAGES[problem.code]) : problem.title;
       return loginPage(reply, { next, tenant: login.tenant, email: login.email, errors }, res.statusCode);
     }
     return loginPage(reply, { next, tenant: login.tenant, email: login.email, errors }, 400);

@@ -7,6 +7,7 @@ import { ConsoleApi, LoginRequired } from './api-client.ts';
 import type { MetaEntity } from './fields.ts';
 import { COOKIES } from './session.ts';
 import type { MenuEntry } from '../context/module-context.ts';
+import { sayFrom, type Say } from './texts.ts';
 
 export interface Meta {
   modules: { id: string; name: string }[];
@@ -37,6 +38,8 @@ export interface Page {
   pathOf(entity: string): string | undefined;
   /** the texts of the module whose page this is (loadPage's `module`), in the user's language */
   moduleTexts: Record<string, string>;
+  /** the console's own text `key` in the user's language, placeholders filled in */
+  text: Say;
 }
 
 /** How a console route loads the shell around its page and renders a view in the layout. */
@@ -78,6 +81,7 @@ export async function loadPage(app: FastifyInstance, request: FastifyRequest, re
     entity: (name) => entities.get(name),
     pathOf: (entity) => paths.get(entity),
     moduleTexts: (module && texts.ok ? texts.body.texts[module] : undefined) ?? {},
+    text: sayFrom(texts.ok ? texts.body.texts.console : {}),
     shell: {
       user: me.body,
       csrf: reply.generateCsrf(),

@@ -55,13 +55,13 @@ export function registerTranslationPage(app: FastifyInstance, entry: { path: str
     ]);
     const report = missing.ok ? missing.body.namespaces : [];
     const mine = report.find((n) => n.namespace === namespace);
-    if (!mine || !stored) return ui.render(reply, page, 'problem', { title: 'Translations', problem: { status: 404, title: 'There are no texts to show here.' }, back: '/' }, 404);
+    if (!mine || !stored) return ui.render(reply, page, 'problem', { title: page.text('translations.title'), problem: { status: 404, title: page.text('translations.none') }, back: '/' }, 404);
     const builtIn = await page.api.get<{ texts: Record<string, Record<string, string>> }>(`/api/translations/catalog?language=en&namespaces=${namespace}`);
     const keys = Object.entries(builtIn.ok ? (builtIn.body.texts[namespace] ?? {}) : {});
     const known = new Set([...languages, ...(catalog.ok ? catalog.body.languages : []), language]);
     const query = (request.query as Record<string, string | undefined>) ?? {};
     return ui.render(reply, page, 'translations', {
-      title: page.meta.menu.find((m) => m.path === path)?.label ?? 'Translations',
+      title: page.meta.menu.find((m) => m.path === path)?.label ?? page.text('translations.title'),
       path,
       language,
       namespace,
@@ -80,7 +80,7 @@ export function registerTranslationPage(app: FastifyInstance, entry: { path: str
     const namespace = one(form.namespace);
     if (!LANGUAGE.test(language) || !/^[a-z][a-z0-9-]*$/.test(namespace)) throw Object.assign(new Error('a language and a namespace are needed'), { statusCode: 400 });
     const stored = await overrides(page, language, namespace);
-    if (!stored) return ui.render(reply, page, 'problem', { title: 'Translations', problem: { status: 403, title: 'You may not change these texts.' }, back: path }, 403);
+    if (!stored) return ui.render(reply, page, 'problem', { title: page.text('translations.title'), problem: { status: 403, title: page.text('translations.forbidden') }, back: path }, 403);
     const keys = [form.key ?? []].flat();
     const values = [form.text ?? []].flat();
     const failures: string[] = [];
@@ -101,8 +101,8 @@ export function registerTranslationPage(app: FastifyInstance, entry: { path: str
         page,
         'problem',
         {
-          title: 'Translations',
-          problem: { status: 400, title: 'Some texts were not saved.', detail: failures.slice(0, 20).join('; ') },
+          title: page.text('translations.title'),
+          problem: { status: 400, title: page.text('translations.notSaved'), detail: failures.slice(0, 20).join('; ') },
           back: `${path}?${new URLSearchParams({ language, namespace })}`,
         },
         400,

@@ -140,6 +140,18 @@ t.test('the Translations page of the console', async (t) => {
   await s.post('/console/language', { value: 'de', back: '/catalog/categories' });
   const form = await s.get('/catalog/categories/new');
   t.match(form.body, />Abbrechen</, 'the console speaks the chosen language');
+  for (const [key, text] of [
+    ['form.newTitle', 'Neue {entity}'],
+    ['value.yes', 'Ja'],
+    ['form.pairTwice', 'der Schlüssel „{key}“ steht zweimal da'],
+  ])
+    await as(admin, 'POST', '/api/translations', { language: 'de', namespace: 'console', key, text });
+  await as(admin, 'POST', '/api/translations', { language: 'de', namespace: 'catalog', key: 'entity.Category', text: 'Kategorie' });
+  await as(admin, 'POST', '/api/categories', { name: 'Eimer', isActive: true });
+  t.match((await s.get('/catalog/categories/new')).body, /<h1>Neue Kategorie<\/h1>/, "a title the pages build, with the entity's label in German");
+  t.match((await s.get('/catalog/categories')).body, /<td>Ja<\/td>/, 'a yes in a list');
+  const twice = await s.post('/catalog/products', { sku: 'TR-KV', 'name:de': 'Eimer', price: '1', 'attributes:key': ['a', 'a'], 'attributes:value': ['1', '2'] });
+  t.match(twice.body, /der Schlüssel „a“ steht zweimal da/, "a form's own error");
 
   const pmAdmin = await ctx.user(tenant, { codes: ['erp:pm:admin', 'erp:pm:view'] });
   const p = new ConsoleSession(ctx.app);
