@@ -124,6 +124,20 @@ export function errorLinks(errors: { path: string; message: string }[], controls
   });
 }
 
+/**
+ * A widget's default title for the query: "Sheet: Count of rows by Application › Name"
+ * (as assets/analytics.js says it from the builder's choices), at most 200 characters.
+ */
+export function querySummary(state: BuilderState, fields: TableFields, text: Text): string {
+  const measures = state.measures.map((m) => measureLabel(fields, m, text));
+  const groups = state.dimensions.map((d) => fields.byPath.get(d)?.label ?? d);
+  const { field, granularity } = state.time;
+  if (field && granularity) groups.push(`${fields.byPath.get(field)?.label ?? field} (${granularityLabel(granularity, text)})`);
+  const values = { table: fields.table.label, measures: measures.join(', ') || text('chart.values') };
+  const summary = groups.length ? text('addWidgetScript.summaryBy', { ...values, groups: groups.reduce((a, b) => text('chart.and', { a, b })) }) : text('addWidgetScript.summary', values);
+  return summary.slice(0, 200);
+}
+
 /** The result's columns the query will answer, as its sort may name them. */
 export function resultColumns(state: BuilderState, fields: TableFields, text: Text): Option[] {
   const out: Option[] = state.dimensions.map((d) => ({ value: d, label: fields.byPath.get(d)?.label ?? d }));

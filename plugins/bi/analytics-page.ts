@@ -3,13 +3,15 @@
 // answers here through GET /api/bi/analytics; assets/analytics.js runs the
 // same query with POST /api/bi/analytics without leaving the page and draws
 // its chart. The result: a table with the answer's column metadata, a chart,
-// the SQL it ran and a CSV download (the API's CSV through the console relay).
+// the SQL it ran, a CSV download (the API's CSV through the console relay) and
+// a form that adds the query to a dashboard as a widget (assets/analytics-add.js
+// posts it), offered with the sheets the caller may add widgets to.
 import type { ConsolePage, PageApi } from '../../core/plugin-api.ts';
 import type { BiTable } from './semantic-model.ts';
 import { chosen, chosenOptions, fieldsOf, granularityLabel, operatorLabel } from './analytics-fields.ts';
-import { buildQuery, errorLinks, resultColumns, stateOf, type BuilderState, type FormQuery } from './analytics-form.ts';
+import { buildQuery, errorLinks, querySummary, resultColumns, stateOf, type BuilderState, type FormQuery } from './analytics-form.ts';
 import { required, scriptJson } from '../../core/plugin-api.ts';
-import { scriptTexts, type Text } from './page-support.ts';
+import { scriptTexts, widgetSheets, type SheetGroup, type Text } from './page-support.ts';
 import { CHART_TYPES, chartSummary, tableOf, type Result } from './widget-view.ts';
 
 interface Schema {
@@ -98,12 +100,35 @@ function builderView(state: BuilderState, fields: ReturnType<typeof fieldsOf>, s
   };
 }
 
+/** The kinds of widget a query makes, each by its name's key in the module's texts. */
+const KINDS: Record<string, string> = { chart: 'addWidget.kind.chart', number: 'addWidget.kind.number', table: 'addWidget.kind.table' };
+
+/**
+ * The "Add to a dashboard" form: the sheets by application, and what it starts
+ * with for the query (as assets/analytics-add.js chooses after a run): its
+ * summary as the title; a chart if the builder draws one, else a table if the
+ * query groups, else a number. Null without a sheet to add to.
+ */
+function addWidgetView(groups: SheetGroup[], state: BuilderState, fields: ReturnType<typeof fieldsOf>, text: Text) {
+  if (!groups.length) return null;
+  const grouped = state.dimensions.length > 0 || (state.time.field !== '' && state.time.granularity !== '');
+  const kind = state.chart ? 'chart' : grouped ? 'table' : 'number';
+  const named = (keys: Record<string, string>) => Object.entries(keys).map(([value, key]) => ({ value, label: text(key) }));
+  return {
+    groups: groups.map((g) => ({ label: g.app.name, options: g.sheets.map((s) => ({ value: s.id, label: s.name, url: `/bi/apps/${g.app.id}/sheets/${s.id}` })) })),
+    title: querySummary(state, fields, text),
+    kinds: chosenOptions(named(KINDS), kind),
+    charts: chosenOptions(named(CHART_TYPES), state.chart || 'bar'),
+    notChart: kind !== 'chart',
+  };
+}
+
 export const analyticsPage: ConsolePage = {
   view: new URL('./views/analytics.hbs', import.meta.url),
   title: 'Analytics',
   async load(api, query) {
     const text: Text = (key, values) => api.text(key, values);
-    const texts = scriptTexts(api, ['control', 'result', 'chart', 'scripts']);
+    const texts = scriptTexts(api, ['control', 'result', 'chart', 'scripts', 'addWidgetScript']);
     const schema = required(await api.get<Schema>('/api/bi/schema'));
     const state = stateOf(query as FormQuery);
     const table = schema.tables.find((t) => t.name === state.table);
@@ -111,7 +136,7 @@ export const analyticsPage: ConsolePage = {
     if (!table) return { tables, unknownTable: state.table !== '', builder: null, json: scriptJson(null), texts };
     const fields = fieldsOf(table, schema.tables, text);
     const built = buildQuery(state, fields, text);
-    const { answer, errors } = state.run ? await run(api, built.query) : { answer: null, errors: [] };
+    const [{ answer, errors }, sheets] = await Promise.all([state.run ? run(api, built.query) : { answer: null, errors: [] }, widgetSheets(api)]);
     const links = errorLinks(errors, built.controls, text);
     const result = answer
       ? {
@@ -127,11 +152,15 @@ export const analyticsPage: ConsolePage = {
       builder: builderView(state, fields, schema, new Set(links.flatMap((l) => (l.id ? [l.id] : []))), text),
       errors: links,
       result,
+      addWidget: addWidgetView(sheets, state, fields, text),
       json: scriptJson({
         table: table.name,
         fields: Object.fromEntries([...fields.byPath].map(([path, f]) => [path, { type: f.type, label: f.label }])),
+        tableLabel: table.label,
         chartType: state.chart,
         result: answer ? { columns: answer.columns, rows: answer.rows, truncated: answer.truncated } : null,
+        // what the result answered: the query a widget added from it keeps
+        query: answer ? built.query : null,
       }),
       texts,
     };

@@ -2,7 +2,8 @@
 // 12-column grid (GET /api/bi/sheets/:id/widgets) with the data of all of
 // them from one call (GET /api/bi/sheets/:id/data). Numbers, tables and texts
 // are drawn here; charts by assets/dashboard.js with ECharts, which also lets
-// editors move and resize widgets and saves the layout in one call.
+// editors move and resize widgets and saves the layout in one call;
+// assets/dashboard-edit.js lets them rename and remove a widget.
 import type { ConsolePage } from '../../core/plugin-api.ts';
 import { pageError, required, scriptJson } from '../../core/plugin-api.ts';
 import { mayChange, scriptTexts } from './page-support.ts';
@@ -17,6 +18,9 @@ interface Sheet {
 
 const MAX_WIDGETS = 500;
 
+/** a widget as the API lists it: its version goes back as If-Match when the page renames or removes it */
+type Row = Widget & { version: number };
+
 export const dashboardPage: ConsolePage = {
   view: new URL('./views/dashboard.hbs', import.meta.url),
   title: 'Dashboard',
@@ -27,7 +31,7 @@ export const dashboardPage: ConsolePage = {
     if (sheet.appId !== app.id) throw pageError(404, api.text('common.notFound'));
     const [sheets, widgets, data, editable] = await Promise.all([
       api.get<{ items: Sheet[] }>(`/api/bi/apps/${app.id}/sheets?sort=position,name&size=500`).then(required),
-      api.get<{ items: Widget[] }>(`/api/bi/sheets/${sheet.id}/widgets?size=${MAX_WIDGETS}`).then(required),
+      api.get<{ items: Row[] }>(`/api/bi/sheets/${sheet.id}/widgets?size=${MAX_WIDGETS}`).then(required),
       api.get<{ widgets: WidgetData[] }>(`/api/bi/sheets/${sheet.id}/data`).then(required),
       mayChange(api, app.id, 'BiWidget'),
     ]);
@@ -46,7 +50,14 @@ export const dashboardPage: ConsolePage = {
         editable,
         widgets: ordered.map((w) => {
           const d = answers.get(w.id)?.data;
-          return { id: w.id, kind: w.kind, chartType: w.chartType, chart: w.chart ?? {}, ...(w.kind === 'chart' && d ? { columns: d.columns, rows: d.rows } : {}) };
+          return {
+            id: w.id,
+            version: w.version,
+            kind: w.kind,
+            chartType: w.chartType,
+            chart: w.chart ?? {},
+            ...(w.kind === 'chart' && d ? { columns: d.columns, rows: d.rows } : {}),
+          };
         }),
       }),
       texts: scriptTexts(api, ['dashboardScript', 'scripts', 'chart']),

@@ -2,7 +2,8 @@
 // filters added and removed in place, the sort choices kept to the result's
 // columns, and Run posting the query (POST /bi/analytics) to show its table,
 // chart, SQL and CSV link here; the address keeps the choices, so a reload or
-// a shared link runs the same query. The form works without this file. Its
+// a shared link runs the same query (each answer announced to analytics-add.js
+// as a bi:result event). The form works without this file. Its
 // texts are analytics-view.js's (the page's bi-texts block); a row's labels
 // are the templates the page left in their data-label.
 (() => {
@@ -157,6 +158,8 @@
     $('bi-csv').href = `/console/api/bi/analytics/csv?query=${encodeURIComponent(JSON.stringify(query))}`;
     $('bi-sql').textContent = answer.sql;
     drawChart();
+    // analytics-add.js offers the query that answered to a dashboard
+    document.dispatchEvent(new window.CustomEvent('bi:result', { detail: { query } }));
   }
 
   form.addEventListener('submit', async (event) => {
@@ -180,6 +183,7 @@
     }
     result = null;
     $('bi-result').hidden = true;
+    document.dispatchEvent(new window.CustomEvent('bi:result', { detail: null }));
     const body = res.body ?? {};
     const message = body.detail ?? body.title ?? text('scripts.serverAnswered', { status: res.status });
     view.errors($('bi-errors'), form, body.errors?.length ? body.errors : [{ path: '', message }], controls);

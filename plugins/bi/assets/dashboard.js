@@ -2,7 +2,9 @@
 // its widgets on a 12-column gridstack grid. Editors drag and resize widgets,
 // or move them with the buttons beside their titles or the arrow keys; each
 // change saves the whole layout in one call (PUT /bi/sheets/:id/layout). A
-// refusal of the API (403) turns the grid static and says why. Its texts come
+// refusal of the API (403) turns the grid static and says why. dashboard-edit.js
+// renames and removes widgets: it learns the versions a save gives (bi:saved)
+// and asks the grid to drop a removed widget (bi:remove). Its texts come
 // from the page (bi-texts, in the user's language); the English below only if
 // that is missing.
 (() => {
@@ -36,7 +38,8 @@
   const text = (key, values = {}) => (texts[key] ?? key).replace(/\{([A-Za-z][A-Za-z0-9]*)\}/g, (whole, name) => values[name] ?? whole);
   const status = document.getElementById('layout-status');
   const alertBox = document.getElementById('layout-error');
-  const titles = new Map([...container.querySelectorAll('[data-widget]')].map((el) => [el.dataset.widget, el.querySelector('h2').textContent]));
+  // read when said: dashboard-edit.js may have renamed the widget
+  const titleOf = (id) => document.getElementById(`w-${id}`)?.textContent ?? '';
 
   for (const w of state.widgets) {
     const el = container.querySelector(`[data-chart="${w.id}"]`);
@@ -66,7 +69,7 @@
     p.textContent = message;
     alertBox.append(p);
   };
-  for (const el of document.querySelectorAll('.bi-tools, #layout-help')) el.hidden = false;
+  for (const el of document.querySelectorAll('.bi-arrange, #layout-help')) el.hidden = false;
 
   const layout = () => Object.fromEntries(grid.engine.nodes.map((n) => [n.id, { x: n.x, y: n.y, w: n.w, h: n.h }]));
   let saved = layout();
@@ -89,7 +92,7 @@
   function lock(reason) {
     restore();
     grid.setStatic(true);
-    for (const el of document.querySelectorAll('.bi-tools, #layout-help')) el.hidden = true;
+    for (const el of document.querySelectorAll('.bi-arrange, #layout-help')) el.hidden = true;
     state.editable = false;
     refuse(reason);
   }
@@ -109,6 +112,8 @@
     if (res.ok) {
       saved = next;
       say(`${what}${text('dashboardScript.saved')}`);
+      // every widget saved has a new version
+      container.dispatchEvent(new window.CustomEvent('bi:saved', { detail: res.body.items }));
     } else if (res.status === 403) {
       again = false;
       return lock(text('dashboardScript.refused', { detail }));
@@ -124,6 +129,15 @@
 
   grid.on('change', () => {
     if (!applying) save();
+  });
+  // a widget the API removed leaves the grid (and the layout the next save sends)
+  container.addEventListener('bi:remove', (event) => {
+    event.preventDefault();
+    const id = event.detail.dataset.widget;
+    applying = true;
+    grid.removeWidget(event.detail.closest('.grid-stack-item'));
+    applying = false;
+    delete saved[id];
   });
 
   // each step: its change, and the keys of what is said when it cannot be made and when it was
@@ -147,13 +161,13 @@
     const inside = next.x >= 0 && next.y >= 0 && next.w >= 1 && next.h >= 1 && next.x + next.w <= 12;
     const before = JSON.stringify([n.x, n.y, n.w, n.h]);
     if (inside) {
-      moved = `${text(done, { title: titles.get(n.id) })} `;
+      moved = `${text(done, { title: titleOf(n.id) })} `;
       grid.update(el, next);
       moved = '';
     }
     // the grid reorders its items in the DOM, which drops the focus: give it back
     focus?.focus();
-    if (!inside || before === JSON.stringify([n.x, n.y, n.w, n.h])) say(text(refused, { title: titles.get(n.id) }));
+    if (!inside || before === JSON.stringify([n.x, n.y, n.w, n.h])) say(text(refused, { title: titleOf(n.id) }));
   }
 
   container.addEventListener('click', (event) => {

@@ -2,7 +2,9 @@
 // in their order with the editors' controls, a sheet's dashboard (widgets on the
 // grid, their data from one call, a widget's problem in its place, static for
 // viewers), the analytics builder (a run, the API's field errors beside their
-// controls, the CSV link), the relay the pages' scripts use, nobody seeing
+// controls, the CSV link), adding a result to a dashboard (the sheets a user
+// may edit, by application), renaming and removing a widget (for editors
+// only, with If-Match), the relay the pages' scripts use, nobody seeing
 // what the API would not show them (no BI code, not a member, another tenant),
 // and the pages' texts in a tenant's own words for the user's language.
 import { readdirSync, readFileSync } from 'node:fs';
@@ -74,7 +76,7 @@ const sheetsUrl = `/bi/apps/${app.id}/sheets`;
 const dashboardUrl = `/bi/apps/${app.id}/sheets/${overview.id}`;
 const widgetHtml = (html: string, id: string) => new RegExp(`<section class="grid-stack-item-content[^"]*"[^>]*data-widget="${id}">([\\s\\S]*?)</section>`).exec(html)?.[1] ?? '';
 const scriptData = (html: string, id: string) => JSON.parse(new RegExp(`<script type="application/json" id="${id}">([^<]*)</script>`).exec(html)![1]);
-const relay = (s: ConsoleSession, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown, headers: Record<string, string> = {}) =>
+const relay = (s: ConsoleSession, method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, payload?: unknown, headers: Record<string, string> = {}) =>
   ctx.app.inject({
     method,
     url,
@@ -150,7 +152,7 @@ t.test("a sheet's dashboard: its widgets on the grid with the data of one call",
   const c = data.widgets.find((w: { id: string }) => w.id === chart.id);
   t.same([c.chartType, c.chart, c.rows.length], ['bar', { x: 'name', y: ['sheets'], note: '</script><b>' }, 2], 'the chart data for the script, escaped in the page');
   t.match(res.body, /src="\/console\/vendor\/gridstack\/gridstack-all\.js"/);
-  for (const file of ['dashboard.js', 'bi-charts.js', 'sheets.js', 'analytics.js', 'analytics-view.js', 'bi.css']) {
+  for (const file of ['dashboard.js', 'dashboard-edit.js', 'bi-charts.js', 'sheets.js', 'analytics.js', 'analytics-view.js', 'analytics-add.js', 'bi.css']) {
     t.equal((await ctx.app.inject({ method: 'GET', url: `/console/modules/bi/${file}` })).statusCode, 200, file);
   }
 });
@@ -185,6 +187,52 @@ t.test('the relay for the scripts: layout, order, add and delete a page, each wi
   const gone = await relay(s, 'DELETE', `/console/api/bi/apps/${app.id}/sheets/${added.json().id}`, undefined, { 'if-match': `"${added.json().version}"` });
   t.equal(gone.statusCode, 204);
   t.notMatch((await s.get(sheetsUrl)).body, /Added by the script/);
+});
+
+t.test("a sheet's dashboard: Rename and Remove in each widget's header for editors only, the versions for If-Match", async (t) => {
+  const widgets = expectStatus(await admin.api('GET', `/api/bi/sheets/${overview.id}/widgets?size=500`), 200, 'widgets').items as { id: string; version: number }[];
+  const dash = await (await session(emails.get('editor')!)).get(dashboardUrl);
+  t.equal(dash.statusCode, 200);
+  const head = widgetHtml(dash.body, number.id);
+  t.match(head, /<button type="button" data-rename-open aria-label="Rename Sheets"[^>]*>Rename<\/button>/, 'Rename, named after the widget');
+  t.match(head, /<button type="button" data-remove aria-label="Remove Sheets"[^>]*>Remove<\/button>/, 'Remove, named after the widget');
+  t.match(
+    head,
+    new RegExp(`<label for="rename-${number.id}" class="visually-hidden"[^>]*>New title of Sheets</label>\\s*<input id="rename-${number.id}" name="title" value="Sheets"`),
+    'the rename form, its input labelled',
+  );
+  t.match(head, /<form class="bi-rename" data-rename hidden/, 'closed until Rename is pressed');
+  t.match(widgetHtml(dash.body, chart.id), /aria-label="Rename Sheets by name &lt;\/script&gt;"/, 'a title escaped in its label');
+  t.match(dash.body, /<dialog id="remove-widget-dialog"[\s\S]*<h2 id="remove-widget-title">Remove this widget\?<\/h2>/, 'the confirmation is a dialog of the page');
+  t.match(dash.body, /src="\/console\/modules\/bi\/dashboard-edit\.js"/);
+  t.same(
+    scriptData(dash.body, 'bi-dashboard')
+      .widgets.map((w: { id: string; version: number }) => [w.id, w.version])
+      .sort(),
+    widgets.map((w) => [w.id, w.version]).sort(),
+    "each widget's version for the script's If-Match",
+  );
+
+  const viewed = await (await session(emails.get('viewer')!)).get(dashboardUrl);
+  t.equal(viewed.statusCode, 200);
+  t.notMatch(viewed.body, /data-rename|data-remove|remove-widget-dialog|dashboard-edit\.js/, 'a viewer gets neither Rename nor Remove');
+});
+
+t.test('the relay for Rename and Remove: If-Match of the current version, a stale one refused with 412', async (t) => {
+  const s = await session(emails.get('editor')!);
+  await s.get(dashboardUrl);
+  const w = await bi.widget(admin, pipeline.id, { kind: 'table', title: 'To rename', query: SHEETS });
+  const url = `/console/api/bi/sheets/${pipeline.id}/widgets/${w.id}`;
+  const renamed = await relay(s, 'PATCH', url, { title: 'Renamed' }, { 'if-match': `"${w.version}"` });
+  t.equal(renamed.statusCode, 200, 'renamed at its version');
+  t.equal(renamed.json().title, 'Renamed');
+  t.equal((await relay(s, 'PATCH', url, { title: 'Again' }, { 'if-match': `"${w.version}"` })).statusCode, 412, 'a stale version: 412');
+  t.equal((await relay(s, 'DELETE', url, undefined, { 'if-match': `"${w.version}"` })).statusCode, 412, 'nor removed at a stale version');
+  const v = await session(emails.get('viewer')!);
+  await v.get(dashboardUrl);
+  t.equal((await relay(v, 'DELETE', url, undefined, { 'if-match': `"${renamed.json().version}"` })).statusCode, 403, 'a viewer may not remove it');
+  t.equal((await relay(s, 'DELETE', url, undefined, { 'if-match': `"${renamed.json().version}"` })).statusCode, 204, 'removed at its current version');
+  t.equal((await admin.api('GET', `/api/bi/sheets/${pipeline.id}/widgets/${w.id}`)).statusCode, 404);
 });
 
 t.test('analytics: the builder, a run, its CSV, and the API errors beside the controls', async (t) => {
@@ -225,6 +273,74 @@ t.test('analytics: the builder, a run, its CSV, and the API errors beside the co
   const invalid = await relay(s, 'POST', '/console/api/bi/analytics', { table: 'BiSheet', measures: [{ agg: 'sum', field: 'name' }] });
   t.equal(invalid.statusCode, 400);
   t.equal(invalid.json().errors[0].path, '/measures/0/field', 'field errors the script puts beside the control');
+});
+
+t.test('analytics: Add to a dashboard offers the sheets the user may edit, by application; a viewer reads why not', async (t) => {
+  // beside the application they edit: one they only view, one not shared with them, and two of their own (one without a page)
+  const viewedApp = await bi.app(admin, { name: 'Viewed only' });
+  await bi.sheet(admin, viewedApp.id, { name: 'Not for the editor' });
+  await bi.share(admin, viewedApp.id, editor.id, 'viewer');
+  const unshared = await bi.app(admin, { name: 'Not shared' });
+  await bi.sheet(admin, unshared.id, { name: 'Unshared page' });
+  const own = await bi.app(editor, { name: 'A board of my own' });
+  const ownSheet = await bi.sheet(editor, own.id, { name: 'My page' });
+  await bi.app(editor, { name: 'Empty board' });
+  const salesSheets = expectStatus(await editor.api('GET', `/api/bi/apps/${app.id}/sheets?sort=position,name&size=500`), 200, 'sheets').items as { id: string; name: string }[];
+
+  const s = await session(emails.get('editor')!);
+  const run = await s.get('/bi/analytics?table=BiSheet&m=count&d=name&chart=pie&run=1');
+  t.equal(run.statusCode, 200);
+  const select = /<select id="bi-add-sheet"[^>]*>([\s\S]*?)<\/select>/.exec(run.body)?.[1] ?? '';
+  const groups = [...select.matchAll(/<optgroup label="([^"]*)">([\s\S]*?)<\/optgroup>/g)].map((g) => [
+    g[1],
+    [...g[2].matchAll(/<option value="([^"]+)" data-url="([^"]+)">([^<]*)<\/option>/g)].map((o) => [o[1], o[2], o[3]]),
+  ]);
+  t.same(
+    groups,
+    [
+      ['A board of my own', [[ownSheet.id, `/bi/apps/${own.id}/sheets/${ownSheet.id}`, 'My page']]],
+      ['Sales &lt;board&gt;', salesSheets.map((x) => [x.id, `/bi/apps/${app.id}/sheets/${x.id}`, x.name])],
+    ],
+    'the sheets of the applications they own or edit, by application; none they only view or cannot read, no application without a page',
+  );
+  t.match(run.body, /<label for="bi-add-sheet">Page<\/label>/, 'every input has its label');
+  t.match(run.body, /<label for="bi-add-title">Title<\/label>\s*<input id="bi-add-title" name="title" value="Sheet: Count of rows by Name" maxlength="200"/, "the title: the query's summary");
+  t.match(
+    run.body,
+    /<select id="bi-add-kind"[^>]*><option value="chart" selected>Chart<\/option><option value="number">Number<\/option><option value="table">Table<\/option><\/select>/,
+    'a chart, as the builder draws one',
+  );
+  const chartTypes = [...(/<select id="bi-add-chart"[^>]*>([\s\S]*?)<\/select>/.exec(run.body)?.[1] ?? '').matchAll(/<option value="(\w+)"/g)].map((m) => m[1]);
+  t.same(chartTypes, ['bar', 'line', 'area', 'pie', 'scatter', 'stackedBar', 'funnel', 'heatmap'], 'the chart types BI knows');
+  t.match(run.body, /<option value="pie" selected>Pie<\/option>/, "the builder's chart type");
+  t.match(run.body, /src="\/console\/modules\/bi\/analytics-add\.js"/);
+  t.notMatch(run.body, /id="bi-add-none"/);
+  t.same(scriptData(run.body, 'bi-analytics').query, { table: 'BiSheet', measures: [{ agg: 'count' }], dimensions: ['name'] }, 'the query that answered, for the script to post');
+  const single = await s.get('/bi/analytics?table=BiSheet&m=count&chart=&run=1');
+  t.match(single.body, /<option value="number" selected>Number<\/option>/, 'one group and no chart: a number');
+  t.match(single.body, /id="bi-add-chart-field" hidden/, 'no chart type for a number');
+  t.match(single.body, /value="Sheet: Count of rows"/);
+  const before = await s.get('/bi/analytics?table=BiSheet');
+  t.match(before.body, /<section id="bi-result"[^>]*hidden>[\s\S]*id="bi-add-form"/, 'before a run the form waits with the result for the script');
+  t.equal(scriptData(before.body, 'bi-analytics').query, null);
+
+  // what the script posts: the API places the widget below the others; a sheet the user only views refuses it
+  await s.get('/bi/analytics?table=BiSheet&m=count&run=1');
+  const body = { kind: 'chart', title: 'Sheet: Count of rows by Name', chartType: 'pie', query: { table: 'BiSheet', measures: [{ agg: 'count' }], dimensions: ['name'] }, w: 6, h: 4 };
+  const first = await relay(s, 'POST', `/console/api/bi/sheets/${ownSheet.id}/widgets`, body);
+  t.equal(first.statusCode, 201, 'added through the relay');
+  const second = await relay(s, 'POST', `/console/api/bi/sheets/${ownSheet.id}/widgets`, { ...body, kind: 'number', chartType: undefined, w: 3, h: 2 });
+  t.same([first.json().y, second.json().x, second.json().y], [0, 0, 4], 'the next one below it');
+  const notChart = await relay(s, 'POST', `/console/api/bi/sheets/${ownSheet.id}/widgets`, { ...body, chartType: undefined });
+  t.equal(notChart.statusCode, 400);
+  t.equal(notChart.json().errors[0].path, '/chartType', 'a field error the script puts beside its input');
+  const viewedSheet = expectStatus(await admin.api('GET', `/api/bi/apps/${viewedApp.id}/sheets`), 200, 'sheets').items[0].id as string;
+  t.equal((await relay(s, 'POST', `/console/api/bi/sheets/${viewedSheet}/widgets`, body)).statusCode, 403, 'a sheet they only view: refused');
+
+  const viewerRun = await (await session(emails.get('viewer')!)).get('/bi/analytics?table=BiSheet&m=count&d=name&run=1');
+  t.equal(viewerRun.statusCode, 200);
+  t.notMatch(viewerRun.body, /id="bi-add-form"|analytics-add\.js"/, 'a viewer of every application they read gets no form');
+  t.match(viewerRun.body, /<p id="bi-add-none" class="hint">You cannot add this result to a dashboard: [^<]+<\/p>/, 'and a sentence says why');
 });
 
 t.test('nobody sees what the API would not show them', async (t) => {
