@@ -4,6 +4,9 @@
 // projects, clients and tasks read as their names, through the API as the
 // user (one they may not read stays an id).
 import type { PageApi } from '../../core/plugin-api.ts';
+
+/** the page's texts (api.text) */
+type Say = PageApi['text'];
 import { isUuid, labelOf, when } from './page-support.ts';
 
 /** where an id field's row is read and which console page shows it */
@@ -26,8 +29,15 @@ export interface Cell {
   header?: boolean;
 }
 
-/** "averageDurationMs" → "Average duration ms", "byCategory" → "Category", "assigneeId" → "Assignee" */
-const wordsOf = (key: string): string =>
+/**
+ * A result key as words: its text `result.<key>` where the module has one (a tenant translates it),
+ * else derived: "averageDurationMs" → "Average duration ms", "byCategory" → "Category", "assigneeId" → "Assignee"
+ */
+const wordsOf = (key: string, say: Say): string => {
+  const text = say(`result.${key}`);
+  return text === `result.${key}` ? derivedWords(key) : text;
+};
+const derivedWords = (key: string): string =>
   labelOf(
     key
       .replace(/^by(?=[A-Z])/, '')
@@ -61,10 +71,10 @@ export async function referenceNames(api: PageApi, value: unknown, extra: [strin
 }
 
 /** `words`: a lower-case value (low, in_progress, offline) reads as a word ("In progress") */
-function cellOf(key: string, value: unknown, names: Map<string, string>, words = true): Cell {
-  if (value === null || value === undefined) return { text: REFERENCES[key] ? 'Nobody' : '' };
+function cellOf(key: string, value: unknown, names: Map<string, string>, say: Say, words = true): Cell {
+  if (value === null || value === undefined) return { text: REFERENCES[key] ? say('common.nobody') : '' };
   if (typeof value === 'number') return { text: String(value), numeric: true };
-  if (typeof value === 'boolean') return { text: value ? 'Yes' : 'No' };
+  if (typeof value === 'boolean') return { text: say(value ? 'common.yes' : 'common.no') };
   if (typeof value === 'string' && REFERENCES[key] && isUuid(value)) {
     const page = REFERENCES[key].page;
     return { text: names.get(value) ?? value, url: page ? `${page}${value}` : null };
@@ -101,23 +111,23 @@ function columnWeight(key: string, sample: unknown): number {
  * become columns), no id column; a task's title links to the task, a client's
  * name to the client (whose id column then goes).
  */
-function tableOf(key: string, rows: Plain[], names: Map<string, string>) {
+function tableOf(key: string, rows: Plain[], names: Map<string, string>, say: Say) {
   const keys = [...new Set(rows.flatMap((r) => Object.keys(r)))].filter((k) => k !== 'id' && !(k === 'clientId' && rows.some((r) => 'name' in r)));
   const sample = (k: string) => rows.find((r) => r[k] !== null && r[k] !== undefined)?.[k];
   keys.sort((a, b) => columnWeight(a, sample(a)) - columnWeight(b, sample(b)));
   const columns = keys.flatMap((k): { path: [string, string?]; label: string }[] => {
     const v = sample(k);
-    if (!isPlain(v)) return [{ path: [k], label: wordsOf(k) }];
-    return ranked(Object.keys(v)).map((sub) => ({ path: [k, sub], label: `${wordsOf(k)}: ${labelOf(sub)}` }));
+    if (!isPlain(v)) return [{ path: [k], label: wordsOf(k, say) }];
+    return ranked(Object.keys(v)).map((sub) => ({ path: [k, sub], label: `${wordsOf(k, say)}: ${labelOf(sub)}` }));
   });
   const linkOf = (row: Plain, k: string) => (k === 'title' && isUuid(row.id) ? `/ai/tasks/${row.id}` : k === 'name' && isUuid(row.clientId) ? `/ai/clients/${row.clientId}` : undefined);
   return {
-    heading: wordsOf(key),
+    heading: wordsOf(key, say),
     columns: columns.map((c) => c.label),
     rows: rows.map((row) =>
       columns.map(({ path: [k, sub] }) => {
         const raw = sub === undefined ? row[k] : (row[k] as Plain | undefined)?.[sub];
-        const cell = cellOf(sub ?? k, raw, names, k !== 'title' && k !== 'name');
+        const cell = cellOf(sub ?? k, raw, names, say, k !== 'title' && k !== 'name');
         const url = linkOf(row, k);
         return url ? { ...cell, url } : cell;
       }),
@@ -126,30 +136,30 @@ function tableOf(key: string, rows: Plain[], names: Map<string, string>) {
 }
 
 /** The result as facts (single values) and tables (objects of values, lists of rows). */
-export function resultView(result: unknown, names: Map<string, string>) {
+export function resultView(result: unknown, names: Map<string, string>, say: Say) {
   const facts: { label: string; cell: Cell }[] = [];
   const tables: ReturnType<typeof tableOf>[] = [];
   if (!isPlain(result)) return { facts, tables };
   for (const [key, value] of Object.entries(result)) {
-    if (Array.isArray(value) && value.every(isPlain)) tables.push(tableOf(key, value, names));
+    if (Array.isArray(value) && value.every(isPlain)) tables.push(tableOf(key, value, names, say));
     else if (isPlain(value) && Object.values(value).every((v) => !isPlain(v) && !Array.isArray(v))) {
       const numbers = Object.values(value).every((v) => typeof v === 'number');
       tables.push({
-        heading: wordsOf(key),
-        columns: [wordsOf(key), numbers ? 'Count' : 'Value'],
-        rows: ranked(Object.keys(value)).map((k) => [{ text: labelOf(k), header: true }, cellOf(k, value[k], names)]),
+        heading: wordsOf(key, say),
+        columns: [wordsOf(key, say), say(numbers ? 'result.countColumn' : 'result.valueColumn')],
+        rows: ranked(Object.keys(value)).map((k) => [{ text: labelOf(k), header: true }, cellOf(k, value[k], names, say)]),
       });
-    } else facts.push({ label: wordsOf(key), cell: cellOf(key, value, names) });
+    } else facts.push({ label: wordsOf(key, say), cell: cellOf(key, value, names, say) });
   }
   return { facts, tables };
 }
 
 /** A figure's name as words: "category.in_progress" → "Category: In progress", "open.<user id>" → "Open: Maria Rossi" */
-export function figureLabel(figure: string, names: Map<string, string>): string {
+export function figureLabel(figure: string, names: Map<string, string>, say: Say): string {
   const [head, ...rest] = figure.split('.');
-  if (!rest.length) return wordsOf(head);
+  if (!rest.length) return wordsOf(head, say);
   const tail = rest.join('.');
-  return `${wordsOf(head)}: ${names.get(tail) ?? (tail === 'unassigned' ? 'Nobody' : labelOf(tail))}`;
+  return `${wordsOf(head, say)}: ${names.get(tail) ?? (tail === 'unassigned' ? say('common.nobody') : labelOf(tail))}`;
 }
 
 /** Figures grouped by their head ("category.*" together, as they first came), known values in their order. */

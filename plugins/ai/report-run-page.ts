@@ -36,7 +36,7 @@ export const reportRunPage: ConsolePage = {
     ]);
     const comparison = compare?.ok ? compare.body : null;
     const names = await referenceNames(api, { result: run.result, previous: comparison?.previous?.result ?? null }, [['runById', run.runById]]);
-    const view = resultView(run.result, names);
+    const view = resultView(run.result, names, api.text);
     const reportName = report.ok ? report.body.name : run.type;
     return {
       ran: query.ran === '1',
@@ -64,7 +64,7 @@ export const reportRunPage: ConsolePage = {
       comparison: comparison && {
         previous: comparison.previous ? { url: `/ai/reports/history/${comparison.previous.id}`, started: when(comparison.previous.startedAt) } : null,
         figures: orderFigures(comparison.figures).map((f) => ({
-          label: figureLabel(f.figure, names),
+          label: figureLabel(f.figure, names, api.text),
           previous: f.previous ?? '',
           current: f.current ?? '',
           delta: signed(f.delta),
