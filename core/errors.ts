@@ -35,6 +35,8 @@ export const ERRORS = {
   DATABASE_UNAVAILABLE: [503, 'Database unavailable', '%s'],
   // its schema could not be brought to the loaded modules (GET /api/platform/tenants shows why)
   TENANT_MIGRATION_FAILED: [503, 'Tenant unavailable: its migration failed', '%s'],
+  // its schema is still being brought to the loaded modules, in the background after a start (Retry-After)
+  TENANT_MIGRATING: [503, 'Tenant migrating', '%s'],
 } as const;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -12,6 +12,7 @@ import { Databases } from './db/databases.ts';
 import { moduleVersions, schemaDigest, type ModuleVersion } from './db/schema-versions.ts';
 import { TenantRegistry } from './tenancy/registry.ts';
 import { syncRegistry } from './tenancy/registry-sync.ts';
+import { BackgroundMigration } from './tenancy/background-migration.ts';
 import { PgListener } from './db/pg-listener.ts';
 import { Revocations } from './auth/revocations.ts';
 import { RoleChanges } from './access/role-changes.ts';
@@ -53,6 +54,8 @@ export interface Kernel {
   digest: string;
   dbs: Databases;
   tenants: TenantRegistry;
+  /** the outdated tenants a started server migrates after it listens; requests to them answer 503 TENANT_MIGRATING until then */
+  migrations: BackgroundMigration;
   /** access tokens revoked before they expire (every process knows at once) */
   revocations: Revocations;
   /** role writes announce here; role caches of every process listen */
@@ -172,6 +175,8 @@ export async function openKernel(config: Config): Promise<Kernel> {
       return m;
     },
     close: async () => {
+      // tenants under way finish their transaction first; none begins after this
+      await kernel.migrations.stop();
       unsubscribe();
       await kernel.eventRuntime?.stop();
       await queues.stop();
@@ -179,6 +184,7 @@ export async function openKernel(config: Config): Promise<Kernel> {
       await dbs.close();
     },
   } as Kernel;
+  kernel.migrations = new BackgroundMigration(kernel);
   kernel.authenticators = authenticatorsOf(modules);
   kernel.hooks = hooksByEntity(modules, models);
   kernel.abilities = new AbilityFactory(kernel.permissions, new RoleDirectory(kernel));

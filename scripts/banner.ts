@@ -18,7 +18,8 @@ export interface ReadyFacts {
   database: string;
   modules: string[];
   logins: Login[];
-  migrated: number;
+  /** outdated tenants being migrated in the background (they answer 503 TENANT_MIGRATING until then) */
+  migrating: number;
   /** sample rows per module, when this start created the demo tenant */
   demoRows?: Record<string, number>;
   readyMs: number;
@@ -56,7 +57,7 @@ export function banner(f: ReadyFacts): string {
           }`,
         ]
       : []),
-    ...(f.migrated ? [`  Migrated     ${f.migrated} tenant${f.migrated === 1 ? '' : 's'}`] : []),
+    ...(f.migrating ? [`  Migrating    ${f.migrating} tenant${f.migrating === 1 ? '' : 's'} in the background (progress in the log)`] : []),
   ];
   if (f.logins.length) {
     lines.push('', '  Log in (POST /api/auth/login):');

@@ -1,27 +1,62 @@
 // npm run migrate: bring every tenant schema to the loaded modules' version,
-// one tenant at a time, with progress. A tenant whose schema cannot take the
-// change is reported and marked; the others go on. Resumable: rerun it.
+// MIGRATE_CONCURRENCY tenants at once, with progress: one updating line on a
+// terminal, a line every tenth of the way or every few seconds otherwise, and a
+// summary. A tenant whose schema cannot take the change is reported and marked;
+// the others go on. Resumable: stopped (Ctrl+C lets the tenants under way
+// finish; a second one, or a kill, does not wait) or failed, rerun it.
 import { loadConfig } from '../core/config.ts';
 import { openKernel } from '../core/kernel.ts';
-import { migrateOutdatedTenants } from '../core/tenancy/migrate-tenants.ts';
+import { concurrencyFor, MigrationRun, type MigrationResult } from '../core/tenancy/migrate-tenants.ts';
+import { describeProgress, ProgressPace, reasonOf, summaryLines } from './migration-report.ts';
 
 const kernel = await openKernel(loadConfig());
+const tty = process.stdout.isTTY === true;
+// on a terminal the line is rewritten in place (\r, erase line); otherwise each is a line of its own
+let drawn = false;
+const show = (line: string) => {
+  if (!tty) return console.log(line);
+  process.stdout.write(`\r\x1b[2K${line}`);
+  drawn = true;
+};
+const endLine = () => {
+  if (drawn) process.stdout.write('\n');
+  drawn = false;
+};
+const stopping = new AbortController();
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => stopping.abort());
+
+let run: MigrationRun | undefined;
 try {
-  const { migrated, failed } = await migrateOutdatedTenants(
-    kernel,
-    (done, total, t, applied) => console.log(`[${done}/${total}] ${t.id} (${t.schema}): ${applied} statement(s)`),
-    ({ tenant, error }) => console.error(`${tenant.id} (${tenant.schema}) FAILED (${error.code}): ${error.message}`),
-  );
-  console.log(migrated || failed.length ? `migrated ${migrated} tenant(s), ${failed.length} failed` : 'every tenant is up to date');
-  if (failed.length) {
-    // each failed tenant answers 503 TENANT_MIGRATION_FAILED until a rerun (or POST /api/platform/tenants/:id/migrate) succeeds
-    console.error(`failed: ${failed.map((f) => f.tenant.id).join(', ')}; fix their data or the modules, then run npm run migrate again`);
-    process.exitCode = 1;
+  run = new MigrationRun(kernel, await kernel.tenants.outdated(kernel.digest));
+  if (run.total) console.log(`migrating ${run.total} tenant(s), ${concurrencyFor(kernel.config)} at a time`);
+  const pace = new ProgressPace(tty ? 200 : 5_000);
+  let result: MigrationResult;
+  try {
+    result = await run.run({
+      signal: stopping.signal,
+      onProgress: (p, step) => {
+        if ('error' in step) {
+          endLine();
+          console.error(`${step.tenant.id} (${step.tenant.schema}) FAILED ${reasonOf(step)}`);
+        }
+        if (pace.due(p) || 'error' in step) show(`migrating: ${describeProgress(p)}`);
+      },
+    });
+  } finally {
+    endLine();
   }
+  for (const line of summaryLines(run.progress(), result.failed)) console.log(line);
+  if (result.failed.length) {
+    // each failed tenant answers 503 TENANT_MIGRATION_FAILED until a rerun (or POST /api/platform/tenants/:id/migrate) succeeds
+    console.error(`${result.failed.length} tenant(s) failed; fix their data or the modules, then run npm run migrate again`);
+  }
+  if (result.failed.length || stopping.signal.aborted) process.exitCode = 1;
 } catch (err) {
   // tenants migrated before the failure stay recorded; a rerun continues with the rest
   const { code, message } = err as { code?: string; message: string };
-  console.error(`migration stopped${code ? ` (${code})` : ''}: ${message}`);
+  const p = run?.progress();
+  const sofar = p ? ` after ${p.migrated} tenant(s) migrated and ${p.failed} failed` : '';
+  console.error(`migration stopped${code ? ` (${code})` : ''}${sofar}: ${message}; run it again for the rest`);
   process.exitCode = 1;
 } finally {
   await kernel.close();

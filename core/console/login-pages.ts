@@ -23,6 +23,7 @@ const LOGIN_MESSAGES: Record<string, string> = {
   RATE_LIMITED: 'login.tooMany',
   TENANT_UNAVAILABLE: 'login.suspended',
   TENANT_MIGRATION_FAILED: 'login.repairing',
+  TENANT_MIGRATING: 'login.migrating',
   DATABASE_UNAVAILABLE: 'login.noDatabase',
 };
 // before login no tenant is known, so the login page speaks the built-in English

@@ -80,7 +80,7 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
   app.post(
     '/api/auth/login',
     {
-      config: { access: { auth: 'public' }, rateLimit: loginLimit, problems: ['INVALID_CREDENTIALS', 'TENANT_UNAVAILABLE', 'TENANT_MIGRATION_FAILED', 'DATABASE_UNAVAILABLE'] },
+      config: { access: { auth: 'public' }, rateLimit: loginLimit, problems: ['INVALID_CREDENTIALS', 'TENANT_UNAVAILABLE', 'TENANT_MIGRATION_FAILED', 'TENANT_MIGRATING', 'DATABASE_UNAVAILABLE'] },
       schema: {
         operationId: 'authLogin',
         tags,
@@ -98,6 +98,8 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
       const wait = await kernel.loginThrottle.lockedFor(tenantId, account, request.ip);
       if (wait > 0) throw httpError('RATE_LIMITED', 'too many failed logins for this account; try again later', { headers: { 'retry-after': String(Math.ceil(wait / 1000)) } });
       const tenant = await kernel.tenants.find(tenantId);
+      // before its tables are read: they may not fit the loaded modules yet
+      if (tenant) kernel.migrations.assertMigrated(tenant);
       const em = tenant ? tenantEm(tenant) : null;
       const user = em ? await identity.userByEmail(em, account) : null;
       const ok = await verifyPassword(password, user?.passwordHash);
@@ -119,7 +121,7 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
   app.post(
     '/api/auth/refresh',
     {
-      config: { access: { auth: 'public' }, problems: ['UNAUTHENTICATED', 'TOKEN_REUSED', 'TENANT_UNAVAILABLE', 'TENANT_MIGRATION_FAILED', 'DATABASE_UNAVAILABLE'] },
+      config: { access: { auth: 'public' }, problems: ['UNAUTHENTICATED', 'TOKEN_REUSED', 'TENANT_UNAVAILABLE', 'TENANT_MIGRATION_FAILED', 'TENANT_MIGRATING', 'DATABASE_UNAVAILABLE'] },
       schema: {
         operationId: 'authRefresh',
         tags,
@@ -135,6 +137,7 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
       const tenantId = tenantOfRefreshToken(refreshToken);
       const tenant = tenantId ? await kernel.tenants.find(tenantId) : undefined;
       if (!tenant) throw httpError('UNAUTHENTICATED', 'unknown refresh token');
+      kernel.migrations.assertMigrated(tenant);
       const em = tenantEm(tenant);
       const stored = await identity.findRefreshToken(em, refreshToken);
       if (!stored) throw httpError('UNAUTHENTICATED', 'unknown refresh token');

@@ -1,5 +1,6 @@
 // Liveness (the process can serve) and readiness (every database answers),
 // both bounded in time: an orchestrator's probe never hangs (core/db/health.ts).
+// Readiness also says how far the background migration of tenants is.
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Kernel } from '../kernel.ts';
@@ -9,7 +10,21 @@ import { unreadyDatabases, wedgedPools } from '../db/health.ts';
 import { success } from './headers.ts';
 import type { ErrorCode } from '../errors.ts';
 
-const Health = Type.Object({ status: Type.Literal('ok') }, { $id: 'Health', additionalProperties: false });
+const Migrating = Type.Object(
+  {
+    total: Type.Integer(),
+    done: Type.Integer({ description: 'migrated or failed' }),
+    failed: Type.Integer(),
+    remaining: Type.Integer(),
+    rate: Type.Number({ description: 'tenants per second' }),
+    etaSeconds: Type.Union([Type.Integer(), Type.Null()], { description: 'estimated time left; null before the first tenant is done' }),
+  },
+  {
+    additionalProperties: false,
+    description: 'present while this process migrates outdated tenants in the background after its start: the current ones are served, the others answer 503 TENANT_MIGRATING',
+  },
+);
+const Health = Type.Object({ status: Type.Literal('ok'), migrating: Type.Optional(Migrating) }, { $id: 'Health', additionalProperties: false });
 const retry = { headers: { 'retry-after': String(RETRY_AFTER_SECONDS) } };
 
 export function registerHealthRoutes(app: FastifyInstance, kernel: Kernel): void {
@@ -31,9 +46,13 @@ export function registerHealthRoutes(app: FastifyInstance, kernel: Kernel): void
     if (wedged.length) throw httpError('SERVICE_UNAVAILABLE', `the connection pool of ${wedged.join(', ')} serves no connection while the database answers: restart the process`);
     return { status: 'ok' as const };
   });
-  app.get('/health/ready', route('healthCheckReadiness', 'Every database answers in time', ['DATABASE_UNAVAILABLE']), async () => {
+  app.get('/health/ready', route('healthCheckReadiness', 'Every database answers in time (and how far the migration of outdated tenants is, while one runs)', ['DATABASE_UNAVAILABLE']), async () => {
     const down = await unreadyDatabases(kernel.dbs);
     if (down.length) throw httpError('DATABASE_UNAVAILABLE', `no answer in time from ${down.join(', ')}`, retry);
-    return { status: 'ok' as const };
+    // still ready: the tenants already current are served meanwhile
+    const p = kernel.migrations.progress();
+    if (!p) return { status: 'ok' as const };
+    const migrating = { total: p.total, done: p.done, failed: p.failed, remaining: p.remaining, rate: Math.round(p.rate * 100) / 100, etaSeconds: p.etaMs === null ? null : Math.ceil(p.etaMs / 1000) };
+    return { status: 'ok' as const, migrating };
   });
 }

@@ -86,7 +86,10 @@ export function installRequestContext(app: FastifyInstance, kernel: Kernel, toke
   // an authenticator looks credentials up in its tenant's tables with system access
   const system = async (tenantId: string) => {
     // credentials naming a tenant that is none are as wrong as a wrong secret
-    if (typeof tenantId !== 'string' || !(await kernel.tenants.find(tenantId))) throw httpError('UNAUTHENTICATED', 'the credentials name an unknown tenant');
+    const tenant = typeof tenantId === 'string' ? await kernel.tenants.find(tenantId) : undefined;
+    if (!tenant) throw httpError('UNAUTHENTICATED', 'the credentials name an unknown tenant');
+    // its tables may not fit the loaded modules yet
+    kernel.migrations.assertMigrated(tenant);
     return kernel.contextFor({ tenant: tenantId, principal: SYSTEM });
   };
   async function byAuthenticator(request: FastifyRequest, name: string): Promise<Authentication> {
@@ -115,6 +118,7 @@ export function installRequestContext(app: FastifyInstance, kernel: Kernel, toke
     const tenant = await kernel.tenants.find(tenantId);
     if (!tenant) throw httpError('UNAUTHENTICATED', 'the credentials name an unknown tenant');
     assertServing(tenant);
+    kernel.migrations.assertMigrated(tenant);
     if (access.auth === 'platform' && tenant.id !== PLATFORM_TENANT) throw httpError('PLATFORM_ONLY');
     request.tenant = tenant;
     if (access.admin) {

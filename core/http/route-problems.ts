@@ -27,7 +27,7 @@ export function routeProblems(route: Pick<RouteOptions, 'method' | 'config' | 's
   if (route.config?.rateLimit !== false) codes.push('RATE_LIMITED');
   if (access && access.auth !== 'public') {
     // request-context.ts: credentials, tenant status, X-Company-Id, then the route's own checks
-    codes.push('UNAUTHENTICATED', 'TENANT_UNAVAILABLE', 'TENANT_MIGRATION_FAILED', 'COMPANY_FORBIDDEN', 'DATABASE_UNAVAILABLE');
+    codes.push('UNAUTHENTICATED', 'TENANT_UNAVAILABLE', 'TENANT_MIGRATION_FAILED', 'TENANT_MIGRATING', 'COMPANY_FORBIDDEN', 'DATABASE_UNAVAILABLE');
     if (access.auth === 'platform') codes.push('PLATFORM_ONLY');
     if (access.admin) codes.push('ROLE_REQUIRED', 'ADMIN_REQUIRED');
     if (access.company) codes.push('COMPANY_REQUIRED');

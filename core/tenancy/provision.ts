@@ -5,7 +5,7 @@ import type { Config } from '../config.ts';
 import type { Databases } from '../db/databases.ts';
 import type { EntityModel } from '../model/entity-model.ts';
 import type { TenantRegistry } from './registry.ts';
-import type { MigrateDeps } from './migrate-tenants.ts';
+import type { TenantMigrateDeps } from './migrate-tenants.ts';
 import { hashPassword } from '../auth/passwords.ts';
 import { ADMIN_ROLE, MEMBER_ROLE } from '../access/role-directory.ts';
 import { migrateTenant } from './migrate-tenants.ts';
@@ -33,7 +33,7 @@ export interface ProvisionResult {
 type Row = Record<string, any>;
 
 /** What provisioning needs of the kernel. */
-export interface ProvisionDeps extends MigrateDeps {
+export interface ProvisionDeps extends TenantMigrateDeps {
   dbs: Pick<Databases, 'get' | 'orms'>;
   tenants: Pick<TenantRegistry, 'setDigest' | 'outdated' | 'insert' | 'setMigrationError'>;
   config: Pick<Config, 'defaultLanguage'>;

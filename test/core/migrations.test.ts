@@ -5,7 +5,7 @@
 // registry (so it migrates only its tenants) and kernels opened in sequence.
 import t from 'tap';
 import type { Kernel } from '../../core/kernel.ts';
-import { migrateOutdatedTenants, migrateTenant } from '../../core/tenancy/migrate-tenants.ts';
+import { migrateOutdatedTenants, migrateTenant, type MigrationStep } from '../../core/tenancy/migrate-tenants.ts';
 import { DestructiveChangeError, MigrationFailedError, pendingStatements, requiredColumnsAdded, splitStatements } from '../../core/db/migrator.ts';
 import { VERSION_TABLE } from '../../core/db/schema-versions.ts';
 import type { Tenant } from '../../core/tenancy/registry.ts';
@@ -16,6 +16,8 @@ import { PASSWORD } from '../helper.ts';
 type Rows = Record<string, any>[];
 const q = (kernel: Kernel, sql: string, params: unknown[] = []) => kernel.dbs.main.em.getConnection().execute(sql, params) as Promise<Rows>;
 const product = (m: Json) => entityOf(m, 'Product').fields as Json;
+/** statements a migrated tenant's step applied; -1 for one that failed */
+const appliedBy = (step: MigrationStep) => ('applied' in step ? step.applied : -1);
 
 /** Opens a kernel on the kit's database, runs fn, and always closes it (PGlite allows one instance per directory). */
 async function withKernel<T>(kit: KernelKit, fn: (kernel: Kernel) => Promise<T>): Promise<T> {
@@ -73,7 +75,7 @@ t.test('an additive change is applied to an existing tenant and recorded', async
   await withKernel(kit, async (k) => {
     t.not(k.digest, before, 'the loaded modules have a new digest');
     const progress: [number, number, string, number][] = [];
-    const result = await migrateOutdatedTenants(k, (done, total, ten, applied) => progress.push([done, total, ten.id, applied]));
+    const result = await migrateOutdatedTenants(k, { onProgress: (p, step) => progress.push([p.done, p.total, step.tenant.id, appliedBy(step)]) });
     t.same(result, { migrated: 1, failed: [] });
     t.equal(progress.length, 1);
     t.same(progress[0].slice(0, 3), [1, 1, tenant.id]);
@@ -107,7 +109,7 @@ t.test('a start with unchanged manifests migrates nothing', async (t) => {
   await withKernel(kit, async (k) => {
     t.same(await k.tenants.outdated(k.digest), []);
     const progress: string[] = [];
-    t.same(await migrateOutdatedTenants(k, (_d, _t, ten) => progress.push(ten.id)), { migrated: 0, failed: [] });
+    t.same(await migrateOutdatedTenants(k, { onProgress: (_p, step) => progress.push(step.tenant.id) }), { migrated: 0, failed: [] });
     t.same(progress, []);
     t.same(await snapshot(k, tenant.schema), first, 'versions keep their applied_at: nothing ran');
   });
@@ -115,7 +117,7 @@ t.test('a start with unchanged manifests migrates nothing', async (t) => {
     product(m).sku.label = 'Article number';
   });
   await withKernel(kit, async (k) => {
-    t.same(await migrateOutdatedTenants(k, (_d, _t, _ten, applied) => t.equal(applied, 0, 'a label changes no table')), { migrated: 1, failed: [] });
+    t.same(await migrateOutdatedTenants(k, { onProgress: (_p, step) => t.equal(appliedBy(step), 0, 'a label changes no table') }), { migrated: 1, failed: [] });
     const after = await snapshot(k, tenant.schema);
     t.same({ ...after, versions: [] }, { ...first, versions: [] });
     t.equal(await recordedDigest(k, tenant.id), k.digest);
@@ -251,7 +253,7 @@ t.test('migrating one tenant never touches another', async (t) => {
 
     // B, two changes behind, migrates on its own from where it is
     const progress: [string, number][] = [];
-    t.same(await migrateOutdatedTenants(k, (_d, _t, ten, n) => progress.push([ten.id, n])), { migrated: 1, failed: [] });
+    t.same(await migrateOutdatedTenants(k, { onProgress: (_p, step) => progress.push([step.tenant.id, appliedBy(step)]) }), { migrated: 1, failed: [] });
     t.same(
       progress.map(([id]) => id),
       [b.tenant.id],
@@ -285,11 +287,9 @@ t.test('a failed run leaves migrated tenants recorded and resumes on the rest', 
     const digestBefore = await recordedDigest(k, tb.tenant.id);
     const done: string[] = [];
     const reported: string[] = [];
-    const { migrated, failed } = await migrateOutdatedTenants(
-      k,
-      (_d, _t, ten) => done.push(ten.id),
-      (f) => reported.push(f.tenant.id),
-    );
+    const { migrated, failed } = await migrateOutdatedTenants(k, {
+      onProgress: (_p, step) => ('error' in step ? reported : done).push(step.tenant.id),
+    });
     t.same([migrated, failed.map((f) => f.tenant.id), reported], [2, [tb.tenant.id], [tb.tenant.id]]);
     const e = failed[0].error;
     t.equal(e.code, 'MIGRATION_FAILED');

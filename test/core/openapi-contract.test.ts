@@ -105,6 +105,7 @@ t.test('each operation lists only the problem codes it can answer', async (t) =>
       'PAYLOAD_TOO_LARGE',
       'RATE_LIMITED',
       'SERVICE_UNAVAILABLE',
+      'TENANT_MIGRATING',
       'TENANT_MIGRATION_FAILED',
       'TENANT_UNAVAILABLE',
       'UNSUPPORTED_MEDIA_TYPE',

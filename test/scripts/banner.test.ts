@@ -22,7 +22,7 @@ t.test('the banner names the address, the logins and the data', async (t) => {
     url: 'http://127.0.0.1:3000',
     database: 'embedded PGlite in ./data/pglite',
     modules: ['core', 'catalog', 'crm'],
-    migrated: 0,
+    migrating: 0,
     readyMs: 812,
     logins: [
       { tenant: 'demo', email: 'admin@demo.plinth.dev', password: 'plinth-demo', what: 'administrator' },
