@@ -26,6 +26,14 @@ window.plinth = {
     const el = document.getElementById(id);
     return el ? JSON.parse(el.textContent) : null;
   },
+  /** "{count} tasks" with { count: 3 } is "3 tasks"; a placeholder without a value stays (as core/console/texts.ts) */
+  fillIn(template, values = {}) {
+    return template.replace(/\{([A-Za-z][A-Za-z0-9]*)\}/g, (whole, name) => values[name] ?? whole);
+  },
+  /** text(key, values) over a page's texts for its script, `fallback` for keys they lack, else the key */
+  texts(texts, fallback = {}) {
+    return (key, values) => window.plinth.fillIn(texts[key] ?? fallback[key] ?? key, values);
+  },
 };
 
 document.addEventListener('DOMContentLoaded', () => {

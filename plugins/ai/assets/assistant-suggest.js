@@ -15,7 +15,6 @@ document.addEventListener('DOMContentLoaded', () => {
     suggestedProjects: '{count} projects suggested; Down arrow to choose.',
   };
   const T = { ...ENGLISH, ...(plinth.data('ai-assistant-texts') ?? {}) };
-  const fill = (template, values) => template.replace(/\{([A-Za-z][A-Za-z0-9]*)\}/g, (whole, name) => values[name] ?? whole);
   const WAIT_MS = 200;
   let timer = null;
   let asked = 0;
@@ -54,7 +53,7 @@ document.addEventListener('DOMContentLoaded', () => {
         const button = document.createElement('button');
         button.type = 'button';
         button.textContent = s.detail && s.detail !== s.label ? `${s.label} (${s.detail})` : s.label;
-        button.setAttribute('aria-label', fill(T.insert, { value: s.insert }));
+        button.setAttribute('aria-label', plinth.fillIn(T.insert, { value: s.insert }));
         button.addEventListener('click', () => insert(at, s.insert));
         li.append(button);
         return li;
@@ -62,7 +61,7 @@ document.addEventListener('DOMContentLoaded', () => {
     );
     list.hidden = false;
     const told = at.kind === 'title' ? T.suggestedTitles : at.q.startsWith('@') ? T.suggestedPeople : T.suggestedProjects;
-    const message = fill(told, { count: items.length });
+    const message = plinth.fillIn(told, { count: items.length });
     // told once, not again at every keystroke that finds as many
     if (status.textContent !== message) status.textContent = message;
   };

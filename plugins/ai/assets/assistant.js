@@ -34,8 +34,6 @@ document.addEventListener('DOMContentLoaded', () => {
     kinds: {},
   };
   const T = { ...ENGLISH, ...(plinth.data('ai-assistant-texts') ?? {}) };
-  /** a text with its {name}s replaced by values' */
-  const fill = (text, values = {}) => text.replace(/\{([A-Za-z][A-Za-z0-9]*)\}/g, (whole, name) => values[name] ?? whole);
   const text = $('ai-text');
   const proposalBox = $('ai-proposal');
   const confirmForm = $('ai-confirm');
@@ -73,7 +71,7 @@ document.addEventListener('DOMContentLoaded', () => {
     errorBox.classList.add('alert');
     // the field errors say what the detail sums up
     const more = list.children.length ? [list] : body.detail ? [el('p', body.detail)] : [];
-    errorBox.replaceChildren(el('strong', `${what}: ${body.title ?? fill(T.serverAnswered, { status: res.status })}`), ...more);
+    errorBox.replaceChildren(el('strong', `${what}: ${body.title ?? plinth.fillIn(T.serverAnswered, { status: res.status })}`), ...more);
   };
   const busy = (button, on) => {
     button.disabled = on;
@@ -119,19 +117,19 @@ document.addEventListener('DOMContentLoaded', () => {
     f.description.value = '';
     options(f.assigneeId, T.nobody, p.proposal.assigneeId, [spanValue(p, 'assignee'), ...p.alternatives.assignee]);
     options(f.projectId, T.noProject, p.proposal.projectId, [spanValue(p, 'project'), ...p.alternatives.project]);
-    $('ai-zone').textContent = fill(T.zone, { zone: p.timeZone });
+    $('ai-zone').textContent = plinth.fillIn(T.zone, { zone: p.timeZone });
     $('ai-source').textContent = p.source === 'provider' ? T.sourceProvider : T.sourceParser;
     $('ai-recognised').replaceChildren(...recognised(p));
     const warnings = $('ai-warnings');
     warnings.replaceChildren(...p.warnings.map((w) => el('li', w.message)));
     warnings.hidden = p.warnings.length === 0;
     proposalBox.hidden = false;
-    const due = p.proposal.dueDate ? fill(p.proposal.dueTime ? T.dueAt : T.due, { date: p.proposal.dueDate, time: p.proposal.dueTime }) : '';
-    const who = f.assigneeId.selectedOptions[0]?.value ? fill(T.assignedTo, { name: f.assigneeId.selectedOptions[0].textContent }) : '';
+    const due = p.proposal.dueDate ? plinth.fillIn(p.proposal.dueTime ? T.dueAt : T.due, { date: p.proposal.dueDate, time: p.proposal.dueTime }) : '';
+    const who = f.assigneeId.selectedOptions[0]?.value ? plinth.fillIn(T.assignedTo, { name: f.assigneeId.selectedOptions[0].textContent }) : '';
     const more = p.alternatives.assignee.length || p.alternatives.project.length ? ` ${T.severalMatched}` : '';
     // the priority as the form's select names it, in the user's language
     const priority = f.priority.selectedOptions[0]?.textContent ?? p.proposal.priority;
-    say(fill(T.proposed, { title: p.proposal.title, due, priority, who, more }));
+    say(plinth.fillIn(T.proposed, { title: p.proposal.title, due, priority, who, more }));
   };
   const closeProposal = () => {
     current = null;

@@ -16,7 +16,6 @@ document.addEventListener('DOMContentLoaded', () => {
     serverAnswered: 'the server answered {status}',
   };
   const T = { ...ENGLISH, ...(plinth.data('ai-run-texts') ?? {}) };
-  const fill = (text, values) => text.replace(/\{([A-Za-z][A-Za-z0-9]*)\}/g, (whole, name) => values[name] ?? whole);
   const status = document.getElementById('ai-run-status');
   const errorBox = document.getElementById('ai-run-error');
   const button = document.getElementById('ai-run-button');
@@ -55,7 +54,7 @@ document.addEventListener('DOMContentLoaded', () => {
         return;
       }
       status.textContent = '';
-      fail(fill(T.notRun, { reason: res.body?.title ?? fill(T.serverAnswered, { status: res.status }) }), res.body?.detail, res.body?.errors ?? []);
+      fail(plinth.fillIn(T.notRun, { reason: res.body?.title ?? plinth.fillIn(T.serverAnswered, { status: res.status }) }), res.body?.detail, res.body?.errors ?? []);
     } catch {
       status.textContent = '';
       fail(T.notRunUnreachable);

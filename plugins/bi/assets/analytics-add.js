@@ -26,8 +26,7 @@
     'chart.and': '{a} and {b}',
     'scripts.serverAnswered': 'the server answered {status}',
   };
-  const texts = plinth.data('bi-texts') ?? ENGLISH;
-  const text = (key, values = {}) => (texts[key] ?? key).replace(/\{([A-Za-z][A-Za-z0-9]*)\}/g, (whole, name) => values[name] ?? whole);
+  const text = plinth.texts(plinth.data('bi-texts') ?? ENGLISH);
   const $ = (id) => document.getElementById(id);
   const [sheet, title, kind, chart] = ['bi-add-sheet', 'bi-add-title', 'bi-add-kind', 'bi-add-chart'].map($);
   const status = $('bi-add-status');

@@ -38,10 +38,7 @@
     'control.limit': 'Limit',
     'scripts.serverAnswered': 'the server answered {status}',
   };
-  const texts = plinth.data('bi-texts') ?? ENGLISH;
-  /** "{count} rows" with { count: 4 }: "4 rows"; a placeholder without a value stays as written */
-  const fillIn = (template, values = {}) => template.replace(/\{([A-Za-z][A-Za-z0-9]*)\}/g, (whole, name) => values[name] ?? whole);
-  const text = (key, values) => fillIn(texts[key] ?? key, values);
+  const text = plinth.texts(plinth.data('bi-texts') ?? ENGLISH);
   const numeric = (c) => c.role === 'measure' || c.type === 'integer' || c.type === 'decimal';
 
   function cellText(c, v) {
@@ -125,5 +122,5 @@
     box.append(alert);
   }
 
-  window.biAnalyticsView = { meta, summary, table, errors, text, fillIn };
+  window.biAnalyticsView = { meta, summary, table, errors, text };
 })();

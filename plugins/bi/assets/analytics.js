@@ -13,7 +13,7 @@
   const $ = (id) => document.getElementById(id);
   const PREFIX = { m: 'bi-m', d: 'bi-d', ff: 'bi-ff', fo: 'bi-fo', fv: 'bi-fv' };
   const view = window.biAnalyticsView;
-  const { text, fillIn } = view;
+  const { text } = view;
   let result = state.result;
   let running = false;
 
@@ -25,10 +25,10 @@
         const control = label.parentElement.querySelector('select, input');
         control.id = `${PREFIX[control.name]}-${i}`;
         label.htmlFor = control.id;
-        label.textContent = fillIn(label.dataset.label, { number: i + 1 });
+        label.textContent = plinth.fillIn(label.dataset.label, { number: i + 1 });
       }
       const remove = row.querySelector('[data-remove]');
-      remove.setAttribute('aria-label', fillIn(remove.dataset.label, { number: i + 1 }));
+      remove.setAttribute('aria-label', plinth.fillIn(remove.dataset.label, { number: i + 1 }));
     });
   }
   const clear = (row) => {

@@ -25,9 +25,7 @@
     'dashboardScript.reload': 'Reload the page',
     'scripts.serverAnswered': 'the server answered {status}',
   };
-  const texts = plinth.data('bi-texts') ?? ENGLISH;
-  const fillIn = (template, values = {}) => template.replace(/\{([A-Za-z][A-Za-z0-9]*)\}/g, (whole, name) => values[name] ?? whole);
-  const text = (key, values) => fillIn(texts[key] ?? key, values);
+  const text = plinth.texts(plinth.data('bi-texts') ?? ENGLISH);
   const status = document.getElementById('layout-status');
   const alertBox = document.getElementById('layout-error');
   const versions = new Map(state.widgets.map((w) => [w.id, w.version]));
@@ -87,7 +85,7 @@
   function retitle(section, title) {
     section.querySelector('h2').textContent = title;
     for (const el of section.querySelectorAll('[data-label]')) {
-      const label = fillIn(el.dataset.label, { title });
+      const label = plinth.fillIn(el.dataset.label, { title });
       if (el.matches('label, caption')) el.textContent = label;
       else el.setAttribute('aria-label', label);
     }

@@ -34,8 +34,7 @@
     'dashboardScript.taller.refused': '{title} cannot get any taller.',
     'scripts.serverAnswered': 'the server answered {status}',
   };
-  const texts = plinth.data('bi-texts') ?? ENGLISH;
-  const text = (key, values = {}) => (texts[key] ?? key).replace(/\{([A-Za-z][A-Za-z0-9]*)\}/g, (whole, name) => values[name] ?? whole);
+  const text = plinth.texts(plinth.data('bi-texts') ?? ENGLISH);
   const status = document.getElementById('layout-status');
   const alertBox = document.getElementById('layout-error');
   // read when said: dashboard-edit.js may have renamed the widget

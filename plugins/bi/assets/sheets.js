@@ -20,8 +20,7 @@
     'sheetsScript.addFailed': 'Could not add the page: {detail}',
     'scripts.serverAnswered': 'the server answered {status}',
   };
-  const texts = plinth.data('bi-texts') ?? ENGLISH;
-  const text = (key, values = {}) => (texts[key] ?? key).replace(/\{([A-Za-z][A-Za-z0-9]*)\}/g, (whole, name) => values[name] ?? whole);
+  const text = plinth.texts(plinth.data('bi-texts') ?? ENGLISH);
   const tbody = document.querySelector('#sheets tbody');
   const status = document.getElementById('sheets-status');
   const alertBox = document.getElementById('sheets-error');

@@ -21,9 +21,9 @@ document.addEventListener('DOMContentLoaded', () => {
   };
   const data = plinth.data('pm-board');
   const names = data?.statuses ?? {};
-  const texts = data?.texts ?? ENGLISH;
+
   /** the text of `key` with its {placeholders} filled in; one left without a value stays as written */
-  const say = (key, values = {}) => (texts[key] ?? ENGLISH[key] ?? key).replace(/\{([A-Za-z][A-Za-z0-9]*)\}/g, (whole, name) => values[name] ?? whole);
+  const say = plinth.texts(data?.texts ?? ENGLISH, ENGLISH);
   const alertBox = document.getElementById('pm-board-alert');
   const statusBox = document.getElementById('pm-board-status');
   const columns = () => [...board.querySelectorAll('.pm-column')];
