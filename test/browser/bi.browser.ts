@@ -3,17 +3,11 @@
 // there, renamed and removed, each step checked through the API (the console's
 // relay, as the page's user); a viewer gets none of these controls.
 import t, { type Test } from 'tap';
-import type { AddressInfo } from 'node:net';
-import type { Browser, Page } from 'playwright-core';
-import { build, PASSWORD } from '../helper.ts';
-import { axeViolations, launch, logIn, newContext, submit, unexpected, watchErrors } from './browser.ts';
+import type { Page } from 'playwright-core';
+import { PASSWORD } from '../helper.ts';
+import { axeViolations, consoleInBrowser, logIn, submit } from './browser.ts';
 
-// launched before build(t): teardowns run in order, so the browser goes before the app closes
-const browser: Browser = await launch();
-t.teardown(() => browser.close());
-const ctx = await build(t);
-await ctx.app.listen({ port: 0, host: '127.0.0.1' });
-const base = `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}`;
+const { ctx, scenario } = await consoleInBrowser(t);
 
 const tenant = await ctx.tenant();
 const admin = { tenant: tenant.id, email: tenant.adminEmail, password: PASSWORD };
@@ -28,26 +22,6 @@ const app = await api('POST', '/api/bi/apps', { name: 'Browser board' });
 const sheet = await api('POST', `/api/bi/apps/${app.id}/sheets`, { name: 'Overview' });
 const existing = await api('POST', `/api/bi/sheets/${sheet.id}/widgets`, { kind: 'number', title: 'Pages', w: 3, h: 2, query: { table: 'BiSheet', measures: [{ agg: 'count' }] } });
 const dashboard = `/bi/apps/${app.id}/sheets/${sheet.id}`;
-
-/**
- * A scenario in a browser context of its own: `page` is its first tab; at the
- * end, no tab may have had a script error beyond the API refusals `provoked`
- * lets through (Chromium logs each 4xx answer of a fetch as an error).
- */
-function scenario(name: string, fn: (t: Test, page: Page) => Promise<void>, provoked: (error: string) => boolean = () => false) {
-  return t.test(name, async (t) => {
-    const context = await newContext(browser, base);
-    t.teardown(() => context.close());
-    const errors: string[] = [];
-    context.on('page', (page) => watchErrors(page, errors));
-    await fn(t, await context.newPage());
-    t.same(
-      errors.filter((e) => unexpected(e) && !provoked(e)),
-      [],
-      'no script or console error in any tab',
-    );
-  });
-}
 
 /** GET through the console's relay, as the page's user (the context's cookies). */
 const apiGet = async (page: Page, path: string) => (await page.request.get(`/console/api${path}`)).json();

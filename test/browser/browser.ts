@@ -4,15 +4,18 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import type { AxeResults } from 'axe-core';
+import type { Test } from 'tap';
+import { build, type TestContext } from '../helper.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const AXE = fileURLToPath(import.meta.resolve('axe-core/axe.min.js'));
 const SCREENSHOTS = join(HERE, 'screenshots');
 
 /** Debian's chromium by default; CHROMIUM_PATH points at another. */
-export function launch(): Promise<Browser> {
+function launch(): Promise<Browser> {
   return chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
     // no sandbox: containers and CI runners lack the namespaces it needs; the rest keeps chromium off the network
@@ -21,18 +24,48 @@ export function launch(): Promise<Browser> {
 }
 
 /**
+ * The console listening on a free port of this process, and a browser to drive it.
+ * `scenario` runs in a browser context of its own (no cookies shared with the
+ * others): `page` is its first tab; at the end no tab may have had a script
+ * error, beyond the API refusals `provoked` lets through (Chromium logs each 4xx
+ * answer of a fetch as an error).
+ */
+export async function consoleInBrowser(t: Test) {
+  // launched before build(t): teardowns run in order, so the browser goes before the app closes
+  const browser = await launch();
+  t.teardown(() => browser.close());
+  const ctx: TestContext = await build(t);
+  await ctx.app.listen({ port: 0, host: '127.0.0.1' });
+  const base = `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}`;
+  const scenario = (name: string, fn: (t: Test, page: Page, errors: string[]) => Promise<void>, provoked: (error: string) => boolean = () => false) =>
+    t.test(name, async (t) => {
+      const context = await newContext(browser, base);
+      t.teardown(() => context.close());
+      const errors: string[] = [];
+      context.on('page', (page) => watchErrors(page, errors));
+      await fn(t, await context.newPage(), errors);
+      t.same(
+        errors.filter((e) => unexpected(e) && !provoked(e)),
+        [],
+        'no script or console error in any tab',
+      );
+    });
+  return { ctx, scenario };
+}
+
+/**
  * A context on the console at `base`. axe-core is served from the console's own
  * origin (a route only this browser sees): the page's CSP allows same-origin
  * scripts only, and it stays on, so a page breaking it logs an error here.
  */
-export async function newContext(browser: Browser, base: string): Promise<BrowserContext> {
+async function newContext(browser: Browser, base: string): Promise<BrowserContext> {
   const context = await browser.newContext({ baseURL: base });
   await context.route(`${base}/__test/axe.min.js`, (route) => route.fulfill({ path: AXE, contentType: 'text/javascript' }));
   return context;
 }
 
 /** Adds to `errors` what the page's scripts throw or log as errors from now on. */
-export function watchErrors(page: Page, errors: string[]): void {
+function watchErrors(page: Page, errors: string[]): void {
   page.on('console', (msg) => {
     if (msg.type() === 'error') errors.push(`console: ${msg.text()} (${msg.location().url})`);
   });
@@ -40,7 +73,7 @@ export function watchErrors(page: Page, errors: string[]): void {
 }
 
 /** Chromium logs every page answered 4xx as an error; a test that asked for one expects it. Assets must load. */
-export const unexpected = (error: string) => !/^console: Failed to load resource: the server responded with a status of 4\d\d .*\(https?:\/\/[^/]+\/(?!console\/)[^)]*\)$/.test(error);
+const unexpected = (error: string) => !/^console: Failed to load resource: the server responded with a status of 4\d\d .*\(https?:\/\/[^/]+\/(?!console\/)[^)]*\)$/.test(error);
 
 /**
  * Clicks a link or a form's button, then waits for the document it leads to

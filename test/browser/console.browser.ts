@@ -1,41 +1,20 @@
 // The web console in a real browser (npm run test:browser, not part of npm test):
 // the app listens on a free port of this process, Chromium drives its pages as a
 // user would, and each scenario asserts what the pages show.
-import t, { type Test } from 'tap';
-import type { AddressInfo } from 'node:net';
-import type { Browser, Page } from 'playwright-core';
-import { build, PASSWORD } from '../helper.ts';
+import t from 'tap';
+import type { Page } from 'playwright-core';
+import { PASSWORD } from '../helper.ts';
 import { seedModuleDemoData } from '../../core/demo-data.ts';
 import { SYSTEM } from '../../core/access/principal.ts';
-import { axeViolations, launch, logIn, newContext, screenshot, submit, unexpected, watchErrors } from './browser.ts';
+import { axeViolations, consoleInBrowser, logIn, screenshot, submit } from './browser.ts';
 
-// launched before build(t): teardowns run in order, so the browser goes before the app closes
-const browser: Browser = await launch();
-t.teardown(() => browser.close());
-const ctx = await build(t);
-await ctx.app.listen({ port: 0, host: '127.0.0.1' });
-const base = `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}`;
+const { ctx, scenario } = await consoleInBrowser(t);
 
 const tenant = await ctx.tenant();
 const sys = await ctx.kernel.contextFor({ tenant: tenant.id, principal: SYSTEM, companyId: tenant.companyId });
 const adminId = (await sys.data('User').find({ email: tenant.adminEmail }))[0].id as string;
 await seedModuleDemoData(ctx.kernel, tenant.id, tenant.companyId, adminId);
 const admin = { tenant: tenant.id, email: tenant.adminEmail, password: PASSWORD };
-
-/**
- * A scenario in a browser context of its own (no cookies shared with the others):
- * `page` is its first tab; at the end, no tab may have had a script error.
- */
-function scenario(name: string, fn: (t: Test, page: Page, errors: string[]) => Promise<void>) {
-  return t.test(name, async (t) => {
-    const context = await newContext(browser, base);
-    t.teardown(() => context.close());
-    const errors: string[] = [];
-    context.on('page', (page) => watchErrors(page, errors));
-    await fn(t, await context.newPage(), errors);
-    t.same(errors.filter(unexpected), [], 'no script or console error in any tab');
-  });
-}
 
 const menuLinks = (page: Page) => page.locator('nav[aria-label="Main menu"] a');
 
