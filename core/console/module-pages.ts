@@ -57,7 +57,10 @@ export function registerModulePage(app: FastifyInstance, engine: typeof handleba
   app.get(path, async (request, reply) => {
     const shell = await ui.load(request, reply, module);
     const texts = shell.moduleTexts;
-    const api: PageApi = { get: (url) => shell.api.get(url), text: (key, values) => fillIn(texts[key] ?? key, values) };
+    const api: PageApi = {
+      get: (url) => shell.api.get(url),
+      text: (key, values, fallback) => (Object.hasOwn(texts, key) ? fillIn(texts[key], values) : (fallback ?? fillIn(key, values))),
+    };
     const data = await page.load(api, request.query as Record<string, string | undefined>, request.params as Record<string, string>);
     // the view's {{t "key"}} finds the module's texts as @texts
     // a page's own title is a text of its module; else it is its menu entry's label, translated in the menu

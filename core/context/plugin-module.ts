@@ -105,8 +105,11 @@ export interface PageAnswer<T = any> {
 /** What a console page reads through: the HTTP API, as the signed-in user, in their company and language. */
 export interface PageApi {
   get<T = any>(url: string): Promise<PageAnswer<T>>;
-  /** The module's interface text `key` (PluginModule.texts) in the user's language, `{name}` replaced by values' name. */
-  text(key: string, values?: Record<string, string | number>): string;
+  /**
+   * The module's interface text `key` (PluginModule.texts) in the user's language, `{name}` replaced by values' name;
+   * a key the module has no text for answers `fallback` (a value added to an enum later still reads as a word), else the key.
+   */
+  text(key: string, values?: Record<string, string | number>, fallback?: string): string;
 }
 
 /** An error a console page throws to be shown as the console's problem page with this status. */

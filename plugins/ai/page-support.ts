@@ -40,8 +40,5 @@ export const labelOf = (value: string): string => {
 
 /** A stored value (a status, a priority, a trigger) in words: its text "value.<value>", else labelOf's English. */
 export function valueLabel(api: PageApi, value: string): string {
-  const key = `value.${value}`;
-  const text = api.text(key);
-  // api.text answers the key itself when the module has no such text
-  return text === key ? labelOf(value) : text;
+  return api.text(`value.${value}`, undefined, labelOf(value));
 }

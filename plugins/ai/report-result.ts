@@ -33,10 +33,7 @@ export interface Cell {
  * A result key as words: its text `result.<key>` where the module has one (a tenant translates it),
  * else derived: "averageDurationMs" → "Average duration ms", "byCategory" → "Category", "assigneeId" → "Assignee"
  */
-const wordsOf = (key: string, say: Say): string => {
-  const text = say(`result.${key}`);
-  return text === `result.${key}` ? derivedWords(key) : text;
-};
+const wordsOf = (key: string, say: Say): string => say(`result.${key}`, undefined, derivedWords(key));
 const derivedWords = (key: string): string =>
   labelOf(
     key

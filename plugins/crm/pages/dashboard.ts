@@ -12,9 +12,7 @@ const CLOSING_ROWS = 5;
 
 /** A stage's or an activity type's text in the user's language; a value the texts lack shows capitalized. */
 function valueText(api: PageApi, group: 'stage' | 'activityType', value: string | null): string {
-  const key = `${group}.${value ?? 'none'}`;
-  const text = api.text(key);
-  return text !== key || !value ? text : value.charAt(0).toUpperCase() + value.slice(1);
+  return api.text(`${group}.${value ?? 'none'}`, undefined, value ? value.charAt(0).toUpperCase() + value.slice(1) : undefined);
 }
 
 export const dashboardPage: ConsolePage = {

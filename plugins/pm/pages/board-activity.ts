@@ -4,7 +4,7 @@
 // (statuses, people); long texts and structured values are not repeated. The
 // words are the module's texts: activity.noun.<entity>, activity.field.<field>.
 import { problemText, type PageApi } from '../../../core/plugin-api.ts';
-import { humanize, textOr, userNames } from './page-kit.ts';
+import { humanize, userNames } from './page-kit.ts';
 
 /** rows shown; the activity log has the rest */
 export const ACTIVITY_ROWS = 15;
@@ -50,9 +50,9 @@ export async function recentActivity(api: PageApi, projectId: string, known: Boa
     return text.length > LONG ? null : text;
   };
   const change = (r: ActivityRow): string => {
-    const noun = textOr(api, `activity.noun.${r.entity}`, humanize(r.entity).toLowerCase());
-    if (r.action !== 'updated' || !r.field) return textOr(api, `activity.action.${r.action}`, `${humanize(r.action)} ${noun}`, { noun });
-    const field = textOr(api, `activity.field.${r.field}`, humanize(r.field).toLowerCase());
+    const noun = api.text(`activity.noun.${r.entity}`, undefined, humanize(r.entity).toLowerCase());
+    if (r.action !== 'updated' || !r.field) return api.text(`activity.action.${r.action}`, { noun }, `${humanize(r.action)} ${noun}`);
+    const field = api.text(`activity.field.${r.field}`, undefined, humanize(r.field).toLowerCase());
     const from = QUIET.has(r.field) ? null : value(r.field, r.before);
     const to = QUIET.has(r.field) ? null : value(r.field, r.after);
     return from !== null && to !== null ? api.text('activity.changedFromTo', { noun, field, from, to }) : api.text('activity.changed', { noun, field });

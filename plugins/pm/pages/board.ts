@@ -5,7 +5,7 @@
 // each card offers only the statuses GET /api/pm/tasks/:id/transitions allows.
 import { pageError, required, scriptJson, type ConsolePage, type PageApi } from '../../../core/plugin-api.ts';
 import { recentActivity } from './board-activity.ts';
-import { humanize, textOr, UUID } from './page-kit.ts';
+import { humanize, UUID } from './page-kit.ts';
 
 /** tasks one board shows; a larger project says so and points to the task list */
 const MAX_TASKS = 500;
@@ -72,7 +72,7 @@ export const boardPage: ConsolePage = {
         url: `/pm/tasks/${t.id}`,
         version: t.version,
         priority: t.priority,
-        priorityLabel: textOr(api, `priority.${t.priority}`, humanize(t.priority)),
+        priorityLabel: api.text(`priority.${t.priority}`, undefined, humanize(t.priority)),
         assignee: t._embedded?.assignee ? t._embedded.assignee.name || t._embedded.assignee.email : t.assigneeId ? api.text('board.card.hiddenAssignee') : null,
         due: t.dueDate,
         overdue: overdue.has(t.id),
@@ -87,7 +87,7 @@ export const boardPage: ConsolePage = {
     const known = { tasks: new Map(tasks.items.map((t) => [t.id, ref(t)])), statuses: new Map(statuses.map((s) => [s.id, s.name])) };
     const status = String(project.status ?? '');
     return {
-      project: { key: project.key, name: project.name, status: textOr(api, `projectStatus.${status}`, humanize(status)), targetDate: project.targetDate, archived, url: `/pm/projects/${id}` },
+      project: { key: project.key, name: project.name, status: api.text(`projectStatus.${status}`, undefined, humanize(status)), targetDate: project.targetDate, archived, url: `/pm/projects/${id}` },
       boardUrl: `/pm/projects/${id}/board`,
       mine,
       columns,

@@ -5,7 +5,7 @@
 // days the user picks. Every number is the API's, counted over what the user
 // may read.
 import { problemText, required, scriptJson, type ConsolePage, type PageApi } from '../../../core/plugin-api.ts';
-import { DAY, hours, humanize, textOr, userNames } from './page-kit.ts';
+import { DAY, hours, humanize, userNames } from './page-kit.ts';
 
 const CATEGORIES = ['backlog', 'todo', 'in_progress', 'done', 'cancelled'] as const;
 type Category = (typeof CATEGORIES)[number];
@@ -79,7 +79,12 @@ export const dashboardPage: ConsolePage = {
         categories: categories.map((c) => api.text('dashboard.categories.summaryItem', { label: c.label, count: c.count })).join(', '),
       }),
       progressProblem: progress.ok ? null : problemText(progress.body),
-      projects: projects.map((p) => ({ ...p, url: `/pm/projects/${p.projectId}`, board: `/pm/projects/${p.projectId}/board`, status: textOr(api, `projectStatus.${p.status}`, humanize(p.status)) })),
+      projects: projects.map((p) => ({
+        ...p,
+        url: `/pm/projects/${p.projectId}`,
+        board: `/pm/projects/${p.projectId}/board`,
+        status: api.text(`projectStatus.${p.status}`, undefined, humanize(p.status)),
+      })),
       progressSummary: progressSummary(api, projects),
       priorities,
       workload: workload.ok
@@ -110,7 +115,9 @@ async function priorityCounts(api: PageApi) {
   if (!counts.ok) return null;
   const order = names.ok ? names.body.items : counts.body.items.map((i) => ({ id: i.key ?? '', name: i.key ? humanize(i.key) : api.text('common.none') }));
   // highest first, every priority listed (0 when no task has it)
-  return [...order].reverse().map((p) => ({ label: textOr(api, `priority.${p.id}`, p.name), count: counts.body.items.find((i) => i.key === p.id)?.count ?? 0, url: `/pm/tasks?priority=${p.id}` }));
+  return [...order]
+    .reverse()
+    .map((p) => ({ label: api.text(`priority.${p.id}`, undefined, p.name), count: counts.body.items.find((i) => i.key === p.id)?.count ?? 0, url: `/pm/tasks?priority=${p.id}` }));
 }
 
 function progressSummary(api: PageApi, projects: Progress[]): string {

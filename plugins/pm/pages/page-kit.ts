@@ -1,7 +1,6 @@
 // What the project pages of the console share beyond the SDK's page helpers
 // (required, problemText, pageError, scriptJson): the names of users, read
-// through the API as the user, how values read, and texts of values (an enum's)
-// that may have none in texts.en.json.
+// through the API as the user, and how values read.
 import type { PageApi } from '../../../core/plugin-api.ts';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -35,12 +34,3 @@ export const humanize = (value: string): string => {
 
 /** "86.00" → "86", "2.50" → "2.5" */
 export const hours = (value: unknown): string => (value === null || value === undefined ? '' : Number(value).toLocaleString('en', { maximumFractionDigits: 2 }));
-
-/**
- * The module's text `key` (api.text), or `fallback` where texts.en.json has no
- * such key: a value added to an enum later still reads as a word, not a key.
- */
-export function textOr(api: PageApi, key: string, fallback: string, values?: Record<string, string | number>): string {
-  const text = api.text(key, values);
-  return text === key ? fallback : text;
-}
