@@ -27,6 +27,8 @@ export interface Config {
   dbAcquireTimeoutMs: number;
   /** tenant schemas migrated at once (MIGRATE_CONCURRENCY); never more than half the pool (tenancy/migrate-tenants.ts) */
   migrateConcurrency: number;
+  /** tenant schemas built ahead, ready for the next provisionings (PROVISION_SPARES; tenancy/spare-schemas.ts) */
+  provisionSpares: number;
   bodyLimit: number;
   /** uploaded files: where the local file store keeps them (FILES_DIR, default <dataDir>/files), and the largest file one upload may carry (UPLOAD_MAX_BYTES, default 25 MiB) */
   files: { dir: string; uploadMaxBytes: number };
@@ -152,6 +154,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     poolSize: int(env.DB_POOL_SIZE, 10),
     dbAcquireTimeoutMs: int(env.DB_ACQUIRE_TIMEOUT_MS, 5000),
     migrateConcurrency: Math.max(1, int(env.MIGRATE_CONCURRENCY, 4)),
+    provisionSpares: Math.min(50, Math.max(0, int(env.PROVISION_SPARES, 2))),
     bodyLimit: int(env.BODY_LIMIT, 1024 * 1024),
     files: { dir: resolve(env.FILES_DIR ?? join(dataDir, 'files')), uploadMaxBytes: Math.max(1, int(env.UPLOAD_MAX_BYTES, 25 * 1024 * 1024)) },
     bulkMaxRows: Math.max(1, int(env.BULK_MAX_ROWS, 100)),

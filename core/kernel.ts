@@ -13,6 +13,7 @@ import { moduleVersions, schemaDigest, type ModuleVersion } from './db/schema-ve
 import { TenantRegistry } from './tenancy/registry.ts';
 import { syncRegistry } from './tenancy/registry-sync.ts';
 import { BackgroundMigration } from './tenancy/background-migration.ts';
+import { SpareSchemas } from './tenancy/spare-schemas.ts';
 import { PgListener } from './db/pg-listener.ts';
 import { Revocations } from './auth/revocations.ts';
 import { RoleChanges } from './access/role-changes.ts';
@@ -54,6 +55,8 @@ export interface Kernel {
   digest: string;
   dbs: Databases;
   tenants: TenantRegistry;
+  /** tenant schemas built ahead: provisioning renames one instead of creating every table */
+  spares: SpareSchemas;
   /** the outdated tenants a started server migrates after it listens; requests to them answer 503 TENANT_MIGRATING until then */
   migrations: BackgroundMigration;
   /** access tokens revoked before they expire (every process knows at once) */
@@ -114,11 +117,13 @@ export async function openKernel(config: Config): Promise<Kernel> {
   const manifests = modules.map((m) => m.manifest);
   const models = new Map(buildEntityModels(manifests).map((m) => [m.name, m]));
   const versions = moduleVersions(manifests);
+  const digest = schemaDigest(versions);
   const dbs = new Databases(
     config,
     [...models.values()].map((m) => m.ormEntity),
   );
   const tenants = new TenantRegistry(dbs, config.registrySchema);
+  const spares = new SpareSchemas(dbs, { registrySchema: config.registrySchema, target: config.provisionSpares, versions, digest });
   const revocations = new Revocations(dbs, config.registrySchema, config.accessTokenTtlSeconds);
   const roleChanges = new RoleChanges(dbs, config.registrySchema);
   const signals = new Signals(dbs, config.registrySchema);
@@ -154,9 +159,10 @@ export async function openKernel(config: Config): Promise<Kernel> {
     modules,
     models,
     versions,
-    digest: schemaDigest(versions),
+    digest,
     dbs,
     tenants,
+    spares,
     revocations,
     roleChanges,
     loginThrottle,
@@ -177,6 +183,7 @@ export async function openKernel(config: Config): Promise<Kernel> {
     close: async () => {
       // tenants under way finish their transaction first; none begins after this
       await kernel.migrations.stop();
+      await spares.idle();
       unsubscribe();
       await kernel.eventRuntime?.stop();
       await queues.stop();

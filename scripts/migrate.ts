@@ -46,6 +46,13 @@ try {
     endLine();
   }
   for (const line of summaryLines(run.progress(), result.failed)) console.log(line);
+  if (result.plans) console.log(`${result.plans} diff(s) planned the change; every other tenant took the plan of the tenant whose schema it matched`);
+  if (result.unknownTables.length) {
+    // kept, never dropped: a removed module's data, or an operator's table
+    console.log(`${result.unknownTables.length} tenant(s) hold tables the modules do not know (kept):`);
+    for (const u of result.unknownTables.slice(0, 20)) console.log(`  ${u.tenant.id}: ${u.tables.join(', ')}`);
+    if (result.unknownTables.length > 20) console.log(`  ... and ${result.unknownTables.length - 20} more`);
+  }
   if (result.failed.length) {
     // each failed tenant answers 503 TENANT_MIGRATION_FAILED until a rerun (or POST /api/platform/tenants/:id/migrate) succeeds
     console.error(`${result.failed.length} tenant(s) failed; fix their data or the modules, then run npm run migrate again`);

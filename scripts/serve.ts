@@ -68,13 +68,25 @@ void kernel.migrations
       if (pace.due(p)) log.info({ migration: counts(p) }, `migrating tenants: ${describeProgress(p)}`);
     },
     onDone: (result, p) => {
+      // after the migrations, not beside them: spares of the old modules are dropped and built again
+      void refillSpares();
       if (!p.total) return;
       const failed = result.failed.slice(0, 50).map((f) => ({ tenant: f.tenant.id, reason: reasonOf(f) }));
-      log[p.failed ? 'warn' : 'info']({ migration: counts(p), failed }, `tenant migration finished: ${summaryLines(p, [])[0]}`);
+      const unknownTables = result.unknownTables.slice(0, 50).map((u) => ({ tenant: u.tenant.id, tables: u.tables }));
+      log[p.failed ? 'warn' : 'info']({ migration: counts(p), plans: result.plans, failed, unknownTables }, `tenant migration finished: ${summaryLines(p, [])[0]}`);
     },
     onStopped: (err, retryInMs) => log.error({ err }, `tenant migration stopped (not a tenant's own failure); it begins again in ${Math.round(retryInMs / 1000)} s`),
   })
   .catch((err: unknown) => log.error({ err }, 'tenant migration failed'));
+async function refillSpares(): Promise<void> {
+  if (!config.provisionSpares) return;
+  try {
+    const built = await kernel.spares.refill();
+    if (built) log.info({ built }, `${built} spare tenant schema(s) built: the next provisionings take one`);
+  } catch (err) {
+    log.warn({ err }, 'spare tenant schemas could not be built; provisioning creates each tenant’s tables itself');
+  }
+}
 // events reach subscribers and webhooks, jobs run: here unless WORKERS=false (a process that only serves requests)
 if (config.workers) await kernel.startWorkers(log);
 // request validators compile on first use; the rest compile now, in the background, between requests

@@ -115,11 +115,11 @@ export async function build(t: Teardown, opts: { config?: Partial<Config>; logge
   await app.ready();
   // every tenant this kernel registers, however (ctx.tenant, the platform API, provisionTenant), goes at teardown
   const tenants = new Set<string>();
-  const insert = kernel.tenants.insert.bind(kernel.tenants);
-  kernel.tenants.insert = async (row) => {
-    const result = await insert(row);
-    if (result.created) tenants.add(result.tenant.id);
-    return result;
+  const register = kernel.tenants.register.bind(kernel.tenants);
+  kernel.tenants.register = async (row, run) => {
+    const created = await register(row, run);
+    if (created) tenants.add(row.id);
+    return created;
   };
   t.teardown(async () => {
     await app.close();
@@ -132,6 +132,8 @@ export async function build(t: Teardown, opts: { config?: Partial<Config>; logge
       await conn.execute(`delete from "${registry}".tenants where id = ?`, [id]);
       await conn.execute(`delete from "${registry}".events where tenant_id = ?`, [id]);
     }
+    // spares a test built (only those of a registry of its own: another file may be taking the shared one's)
+    if (registry !== testConfig().registrySchema) await kernel.spares.dropAll();
     await kernel.close();
     // a registry of the file's own (not the default every file shares) goes too, with its job
     // queues, once nothing of the kernel runs on it

@@ -7,7 +7,7 @@
 // marked in the registry with the reason and the statements (it answers 503
 // TENANT_MIGRATION_FAILED), and the others go on. Any other error (the database
 // went away) stops the run: no tenant begins after it, those under way finish.
-import { DestructiveChangeError, MigrationFailedError, migrateSchema } from '../db/migrator.ts';
+import { DestructiveChangeError, MigrationFailedError, MigrationPlans, migrateSchema, type SchemaMigration } from '../db/migrator.ts';
 import type { Config } from '../config.ts';
 import type { Databases } from '../db/databases.ts';
 import type { ModuleVersion } from '../db/schema-versions.ts';
@@ -31,8 +31,8 @@ export interface FailedMigration {
   error: MigrationError;
 }
 
-/** One tenant finished: migrated (`applied` statements), or failed on its own schema. */
-export type MigrationStep = { tenant: Tenant; applied: number } | { tenant: Tenant; error: MigrationError };
+/** One tenant finished: migrated (`applied` statements; tables the modules do not know are kept and named), or failed on its own schema. */
+export type MigrationStep = ({ tenant: Tenant } & SchemaMigration) | { tenant: Tenant; error: MigrationError };
 
 export interface MigrationProgress {
   total: number;
@@ -62,6 +62,10 @@ export interface MigrationResult {
   migrated: number;
   /** in tenant id order */
   failed: FailedMigration[];
+  /** migrated tenants whose schema holds tables the modules do not know (kept, never dropped), in tenant id order */
+  unknownTables: { tenant: Tenant; tables: string[] }[];
+  /** diffs made: one per distinct schema state, the other tenants took the same plan */
+  plans: number;
 }
 
 /**
@@ -83,10 +87,10 @@ export function migrationErrorOf(err: unknown): MigrationError | undefined {
 }
 
 /** One tenant's migration: its schema's own failure is recorded in the registry and returned; any other error is thrown. */
-async function attempt(kernel: TenantMigrateDeps, tenant: Tenant): Promise<{ applied: number } | { error: MigrationError; cause: unknown }> {
-  let applied: number;
+async function attempt(kernel: TenantMigrateDeps, tenant: Tenant, plans = new MigrationPlans()): Promise<SchemaMigration | { error: MigrationError; cause: unknown }> {
+  let done: SchemaMigration;
   try {
-    ({ applied } = await migrateSchema(kernel.dbs.get(tenant.connectionKey), tenant.schema, kernel.versions));
+    done = await migrateSchema(kernel.dbs.get(tenant.connectionKey), tenant.schema, kernel.versions, plans, tenant.connectionKey);
   } catch (cause) {
     const error = migrationErrorOf(cause);
     if (!error) throw cause;
@@ -94,7 +98,7 @@ async function attempt(kernel: TenantMigrateDeps, tenant: Tenant): Promise<{ app
     return { error, cause };
   }
   await kernel.tenants.setDigest(tenant.id, kernel.digest);
-  return { applied };
+  return done;
 }
 
 /** Migrates one tenant; a failure of its schema is recorded in the registry, then thrown. */
@@ -120,6 +124,9 @@ export class MigrationRun {
   readonly #unfinished: Set<string>;
   #migrated = 0;
   readonly #failed: FailedMigration[] = [];
+  readonly #unknownTables: MigrationResult['unknownTables'] = [];
+  /** one diff per distinct schema state (fingerprint): tenants alike share it */
+  readonly #plans = new MigrationPlans();
   #startedAt: number | undefined;
   #result: Promise<MigrationResult> | undefined;
 
@@ -176,11 +183,12 @@ export class MigrationRun {
         const tenant = this.#next();
         if (!tenant) return;
         try {
-          const result = await attempt(this.#kernel, tenant);
+          const result = await attempt(this.#kernel, tenant, this.#plans);
           this.#unfinished.delete(tenant.id);
           if ('error' in result) this.#failed.push({ tenant, error: result.error });
           else this.#migrated++;
-          onProgress?.(this.progress(), 'error' in result ? { tenant, error: result.error } : { tenant, applied: result.applied });
+          if ('unknownTables' in result && result.unknownTables.length) this.#unknownTables.push({ tenant, tables: result.unknownTables });
+          onProgress?.(this.progress(), 'error' in result ? { tenant, error: result.error } : { tenant, ...result });
         } catch (err) {
           // the database went away (or a reporter threw): no tenant begins after this one
           stop ??= { err };
@@ -190,7 +198,8 @@ export class MigrationRun {
     const workers = Math.min(concurrencyFor(this.#kernel.config, concurrency), Math.max(1, this.total));
     await Promise.all(Array.from({ length: workers }, worker));
     if (stop) throw stop.err;
-    return { migrated: this.#migrated, failed: [...this.#failed].sort((a, b) => a.tenant.id.localeCompare(b.tenant.id)) };
+    const byId = (a: { tenant: Tenant }, b: { tenant: Tenant }) => a.tenant.id.localeCompare(b.tenant.id);
+    return { migrated: this.#migrated, failed: [...this.#failed].sort(byId), unknownTables: [...this.#unknownTables].sort(byId), plans: this.#plans.computed };
   }
 }
 

@@ -22,6 +22,18 @@ export interface Tenant {
   createdAt: Date;
 }
 
+/** What registering a tenant takes; the schema digest it holds, once its tables are made. */
+export interface NewTenant {
+  id: string;
+  name: string;
+  connectionKey: string;
+  defaultLanguage: string;
+  timeZone: string;
+  schemaDigest: string | null;
+}
+
+type Run = (sql: string, params: unknown[]) => Promise<unknown>;
+
 export interface MigrationError {
   code: string;
   message: string;
@@ -47,6 +59,8 @@ const registryDdl = (schema: string) => [
     updated_at timestamptz not null default now())`,
   `alter table "${schema}".tenants add column if not exists time_zone text not null default 'UTC'`,
   `alter table "${schema}".tenants add column if not exists migration_error jsonb`,
+  // tenancy/spare-schemas.ts
+  `create table if not exists "${schema}".spare_schemas (schema_name text primary key, digest text not null, created_at timestamptz not null default now())`,
 ];
 
 const COLUMNS = `id, name, connection_key as "connectionKey", schema_name as "schema", status,
@@ -121,17 +135,24 @@ export class TenantRegistry {
   }
 
   /**
-   * Registers a tenant unless it exists; `created` says whether this call did.
-   * No conflict target: with "(id)" a concurrent insert of the same tenant could
-   * still fail on the schema_name key, which only that same id maps to.
+   * Registers a tenant unless it exists; true when this call did. With `run`,
+   * inside the caller's transaction (provisioning registers a tenant in the same
+   * commit as its schema). No conflict target: with "(id)" a concurrent insert
+   * of the same tenant could still fail on the schema_name key, which only that
+   * same id maps to.
    */
-  async insert(t: { id: string; name: string; connectionKey: string; defaultLanguage: string; timeZone: string }): Promise<{ tenant: Tenant; created: boolean }> {
-    const rows = (await this.#conn().execute(
-      `insert into ${this.#table} (id, name, connection_key, schema_name, default_language, time_zone) values (?, ?, ?, ?, ?, ?) on conflict do nothing returning id`,
-      [t.id, t.name, t.connectionKey, schemaFor(t.id), t.defaultLanguage, t.timeZone],
+  async register(t: NewTenant, run: Run = (sql, params) => this.#conn().execute(sql, params)): Promise<boolean> {
+    const rows = (await run(
+      `insert into ${this.#table} (id, name, connection_key, schema_name, default_language, time_zone, schema_digest) values (?, ?, ?, ?, ?, ?, ?) on conflict do nothing returning id`,
+      [t.id, t.name, t.connectionKey, schemaFor(t.id), t.defaultLanguage, t.timeZone, t.schemaDigest],
     )) as unknown[];
     this.#cache.delete(t.id);
-    return { tenant: (await this.find(t.id))!, created: rows.length > 0 };
+    return rows.length > 0;
+  }
+
+  /** Whether the tenant is registered, read in the caller's transaction. */
+  async exists(id: string, run: Run): Promise<boolean> {
+    return ((await run(`select 1 from ${this.#table} where id = ?`, [id])) as unknown[]).length > 0;
   }
 
   /** The schema holds `digest`'s tables: recorded, and any earlier migration failure cleared. */

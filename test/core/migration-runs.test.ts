@@ -93,9 +93,9 @@ t.test('the tenants migrated several at once hold what those migrated one at a t
   k = await kit.open();
   const serial = tenants.slice(0, 2);
   const parallel = tenants.slice(2);
-  t.same(await new MigrationRun(k, serial).run({ concurrency: 1 }), { migrated: 2, failed: [] }, 'one at a time');
+  t.same(await new MigrationRun(k, serial).run({ concurrency: 1 }), { migrated: 2, failed: [], unknownTables: [], plans: 1 }, 'one at a time');
   const { deps, most } = counted(k);
-  t.same(await new MigrationRun(deps, parallel).run({ concurrency: 3 }), { migrated: 3, failed: [] }, 'three at once');
+  t.same(await new MigrationRun(deps, parallel).run({ concurrency: 3 }), { migrated: 3, failed: [], unknownTables: [], plans: 1 }, 'three at once');
   t.ok(most() > 1 && most() <= 3, `several under way at once, never more than asked (${most()})`);
 
   const expected = await shape(k, serial[0].schema);
@@ -191,7 +191,7 @@ t.test('a run stopped part way leaves its tenants recorded, and the next run mig
   );
 
   const second: string[] = [];
-  t.same(await migrateOutdatedTenants(k, { concurrency: 2, onProgress: (_p, step) => second.push(step.tenant.id) }), { migrated: rest.length, failed: [] });
+  t.same(await migrateOutdatedTenants(k, { concurrency: 2, onProgress: (_p, step) => second.push(step.tenant.id) }), { migrated: rest.length, failed: [], unknownTables: [], plans: 1 });
   t.same(second.sort(), rest, 'the next run takes exactly the rest');
   t.same(await k.tenants.outdated(k.digest), [], 'every tenant is current');
 });
@@ -318,7 +318,7 @@ t.test('in the background, a run stopped by a lost connection begins again after
     tenants.slice(1).map((x) => `${x.id} TENANT_MIGRATING`),
     'meanwhile the tenants still to do answer 503 TENANT_MIGRATING',
   );
-  t.same(result, { migrated: 2, failed: [] }, 'the second run took the rest');
+  t.same(result, { migrated: 2, failed: [], unknownTables: [], plans: 1 }, 'the second run took the rest');
   t.same(await k.tenants.outdated(k.digest), []);
   t.equal(background.progress(), undefined, 'nothing under way any more');
 });

@@ -76,7 +76,7 @@ t.test('an additive change is applied to an existing tenant and recorded', async
     t.not(k.digest, before, 'the loaded modules have a new digest');
     const progress: [number, number, string, number][] = [];
     const result = await migrateOutdatedTenants(k, { onProgress: (p, step) => progress.push([p.done, p.total, step.tenant.id, appliedBy(step)]) });
-    t.same(result, { migrated: 1, failed: [] });
+    t.same(result, { migrated: 1, failed: [], unknownTables: [], plans: 1 });
     t.equal(progress.length, 1);
     t.same(progress[0].slice(0, 3), [1, 1, tenant.id]);
     t.ok(progress[0][3] >= 2, 'statements were applied');
@@ -96,7 +96,7 @@ t.test('an additive change is applied to an existing tenant and recorded', async
     t.same(await pendingStatements(k.dbs.main, tenant.schema), [], 'the schema matches the modules');
 
     await addProduct(k, tenant, companyId, 'NEW-1', { ean: '4006381333931' });
-    t.same(await migrateOutdatedTenants(k), { migrated: 0, failed: [] }, 'a second run finds nothing to do');
+    t.same(await migrateOutdatedTenants(k), { migrated: 0, failed: [], unknownTables: [], plans: 0 }, 'a second run finds nothing to do');
   });
 });
 
@@ -109,7 +109,7 @@ t.test('a start with unchanged manifests migrates nothing', async (t) => {
   await withKernel(kit, async (k) => {
     t.same(await k.tenants.outdated(k.digest), []);
     const progress: string[] = [];
-    t.same(await migrateOutdatedTenants(k, { onProgress: (_p, step) => progress.push(step.tenant.id) }), { migrated: 0, failed: [] });
+    t.same(await migrateOutdatedTenants(k, { onProgress: (_p, step) => progress.push(step.tenant.id) }), { migrated: 0, failed: [], unknownTables: [], plans: 0 });
     t.same(progress, []);
     t.same(await snapshot(k, tenant.schema), first, 'versions keep their applied_at: nothing ran');
   });
@@ -117,7 +117,7 @@ t.test('a start with unchanged manifests migrates nothing', async (t) => {
     product(m).sku.label = 'Article number';
   });
   await withKernel(kit, async (k) => {
-    t.same(await migrateOutdatedTenants(k, { onProgress: (_p, step) => t.equal(appliedBy(step), 0, 'a label changes no table') }), { migrated: 1, failed: [] });
+    t.same(await migrateOutdatedTenants(k, { onProgress: (_p, step) => t.equal(appliedBy(step), 0, 'a label changes no table') }), { migrated: 1, failed: [], unknownTables: [], plans: 1 });
     const after = await snapshot(k, tenant.schema);
     t.same({ ...after, versions: [] }, { ...first, versions: [] });
     t.equal(await recordedDigest(k, tenant.id), k.digest);
@@ -161,15 +161,6 @@ t.test('a destructive change is refused and leaves the schema untouched', async 
       /alter column "currency" type jsonb/,
     ],
     [
-      'removed entity',
-      (m) => {
-        m.entities = m.entities.filter((e: Json) => e.name !== 'Product');
-        m.routes = m.routes.filter((r: Json) => r.entity !== 'Product');
-        for (const p of m.permissions) for (const g of p.grants) g.subject = ['Category'];
-      },
-      /^drop table if exists "[^"]+"\."catalog_products"/,
-    ],
-    [
       'renamed field (one removed, one added of the same type)',
       (m) => {
         product(m).extras = product(m).attributes;
@@ -209,12 +200,57 @@ t.test('a destructive change is refused and leaves the schema untouched', async 
     });
     t.teardown(() => kit.reset('catalog.json'));
     await withKernel(kit, async (k) => {
-      t.same(await migrateOutdatedTenants(k), { migrated: 1, failed: [] });
+      t.same(await migrateOutdatedTenants(k), { migrated: 1, failed: [], unknownTables: [], plans: 1 });
       const [sku] = await q(k, `select character_maximum_length as n from information_schema.columns where table_schema = ? and table_name = 'catalog_products' and column_name = 'sku'`, [
         tenant.schema,
       ]);
       t.equal(sku.n, 100);
       t.same(await q(k, `select sku from "${tenant.schema}".catalog_products`), [{ sku: 'KEEP-1' }]);
+    });
+  });
+});
+
+t.test('tables the modules do not know are kept and reported, not a reason to refuse', async (t) => {
+  const kit = await kernelKit(t, { persistent: true });
+  const { tenant } = await withKernel(kit, async (k) => {
+    const r = await kit.provision(k);
+    await addProduct(k, r.tenant, r.companyId, 'KEPT-1');
+    await q(k, `create table "${r.tenant.schema}".operator_notes (id int primary key, note text)`);
+    await q(k, `insert into "${r.tenant.schema}".operator_notes values (1, 'by hand')`);
+    return r;
+  });
+  await t.test('an operator’s table beside an additive change', async (t) => {
+    kit.edit('catalog.json', (m) => {
+      product(m).ean = { type: 'string', maxLength: 13 };
+    });
+    await withKernel(kit, async (k) => {
+      const result = await migrateOutdatedTenants(k);
+      t.same([result.migrated, result.failed, result.plans], [1, [], 1]);
+      t.same(
+        result.unknownTables.map((u) => [u.tenant.id, u.tables]),
+        [[tenant.id, ['operator_notes']]],
+        'reported',
+      );
+      t.ok((await columnNames(k, tenant.schema, 'catalog_products')).includes('ean'), 'the change was applied');
+      t.same(await q(k, `select note from "${tenant.schema}".operator_notes`), [{ note: 'by hand' }], 'the table and its row are kept');
+    });
+  });
+  await t.test('a removed entity: its table and rows are kept', async (t) => {
+    kit.edit('catalog.json', (m) => {
+      m.entities = m.entities.filter((e: Json) => e.name !== 'Product');
+      m.routes = m.routes.filter((r: Json) => r.entity !== 'Product');
+      for (const p of m.permissions) for (const g of p.grants) g.subject = ['Category'];
+    });
+    await withKernel(kit, async (k) => {
+      const result = await migrateOutdatedTenants(k);
+      t.same([result.migrated, result.failed], [1, []], 'migrated, not refused');
+      t.same(
+        result.unknownTables.map((u) => [u.tenant.id, u.tables]),
+        [[tenant.id, ['catalog_products', 'operator_notes']]],
+        'both tables reported',
+      );
+      t.same(await q(k, `select sku from "${tenant.schema}".catalog_products`), [{ sku: 'KEPT-1' }], 'the rows are still there');
+      t.equal(await recordedDigest(k, tenant.id), k.digest);
     });
   });
 });
@@ -253,7 +289,7 @@ t.test('migrating one tenant never touches another', async (t) => {
 
     // B, two changes behind, migrates on its own from where it is
     const progress: [string, number][] = [];
-    t.same(await migrateOutdatedTenants(k, { onProgress: (_p, step) => progress.push([step.tenant.id, appliedBy(step)]) }), { migrated: 1, failed: [] });
+    t.same(await migrateOutdatedTenants(k, { onProgress: (_p, step) => progress.push([step.tenant.id, appliedBy(step)]) }), { migrated: 1, failed: [], unknownTables: [], plans: 1 });
     t.same(
       progress.map(([id]) => id),
       [b.tenant.id],
@@ -295,7 +331,7 @@ t.test('a failed run leaves migrated tenants recorded and resumes on the rest', 
     t.equal(e.code, 'MIGRATION_FAILED');
     t.match(e.statements[0], /add "ean" varchar\(13\) not null/);
     t.ok(e.message.includes('"ean"'), 'names the column');
-    t.same(done, [ta.tenant.id, tc.tenant.id], 'A and C were migrated: B failed alone');
+    t.same([...done].sort(), [ta.tenant.id, tc.tenant.id].sort(), 'A and C were migrated: B failed alone');
 
     for (const r of [ta, tc]) {
       t.equal(await recordedDigest(k, r.tenant.id), k.digest, `${r.tenant.id} is recorded`);
@@ -321,7 +357,7 @@ t.test('a failed run leaves migrated tenants recorded and resumes on the rest', 
     await k.tenants.reload();
     t.equal(k.tenants.cached(tb.tenant.id)!.migrationError, null, 'a migration that succeeds clears the mark');
     t.equal((await login(tb.tenant.id)).statusCode, 200, 'B answers again');
-    t.same(await migrateOutdatedTenants(k), { migrated: 0, failed: [] }, 'nothing left');
+    t.same(await migrateOutdatedTenants(k), { migrated: 0, failed: [], unknownTables: [], plans: 0 }, 'nothing left');
     for (const r of [ta, tb, tc]) t.equal(await recordedDigest(k, r.tenant.id), k.digest);
   });
 });

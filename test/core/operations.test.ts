@@ -233,6 +233,7 @@ t.test('SIGTERM stops the server gracefully', { skip: onPglite && 'starts a serv
     DATA_DIR: dataDir,
     PLATFORM_ADMIN_EMAIL: 'ops@platform.test',
     PLATFORM_ADMIN_PASSWORD: operatorPassword,
+    PROVISION_SPARES: '0',
   };
   const child = spawn(join(process.cwd(), 'node_modules/.bin/node'), ['scripts/start.ts'], { env, cwd: process.cwd(), stdio: ['ignore', 'pipe', 'pipe'] });
   t.teardown(() => {

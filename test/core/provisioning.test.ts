@@ -1,6 +1,7 @@
 // Provisioning a tenant: registry row, schema, built-in roles, first company
 // and admin. Idempotent, refuses bad ids, and safe to run concurrently.
 import t from 'tap';
+import pg from '../../core/db/pg.ts';
 import type { Kernel } from '../../core/kernel.ts';
 import { provisionTenant, type ProvisionInput } from '../../core/tenancy/provision.ts';
 import { TenantError } from '../../core/tenancy/errors.ts';
@@ -9,6 +10,8 @@ import { pendingStatements } from '../../core/db/migrator.ts';
 import { verifyPassword } from '../../core/auth/passwords.ts';
 import { ADMIN_ROLE, MEMBER_ROLE } from '../../core/access/role-directory.ts';
 import { kernelKit, randomId } from '../fixtures/kernels.ts';
+import { onPglite, TEST_DATABASE_URL } from '../helper.ts';
+import { schemaFor } from '../../core/tenancy/registry.ts';
 
 type Row = Record<string, any>;
 
@@ -145,4 +148,82 @@ t.test('provisioning', async (t) => {
     const c = await contents(kernel, results[0].tenant.schema);
     t.same([c.roles.length, c.companies.length, c.users.length, c.userRoles.length, c.userCompanies.length], [2, 1, 1, 1, 1]);
   });
+
+  const q = (sql: string, params: unknown[] = []) => kernel.dbs.main.em.getConnection().execute(sql, params) as Promise<Row[]>;
+  const schemaExists = async (name: string) => (await q('select 1 from pg_namespace where nspname = ?', [name])).length > 0;
+  const spareNames = async () => (await q(`select schema_name as name from "${kit.config.registrySchema}".spare_schemas order by created_at`)).map((r) => r.name as string);
+
+  await t.test('a spare schema built ahead becomes the new tenant: renamed, not created', async (t) => {
+    t.equal(kernel.config.provisionSpares, 2, 'PROVISION_SPARES by default');
+    t.equal(await kernel.spares.refill(), 2, 'two spares built');
+    t.equal(await kernel.spares.refill(), 0, 'a second refill builds none');
+    const [oldest, next] = await spareNames();
+    t.same(await pendingStatements(kernel.dbs.main, oldest), [], 'a spare holds every table of the modules');
+    const id = randomId('sp');
+    const r = await provisionTenant(kernel, input(id));
+    t.equal(r.created, true);
+    t.notOk(await schemaExists(oldest), 'the oldest spare was taken: renamed to the tenant schema');
+    t.ok(await schemaExists(next), 'the other one is still ready');
+    t.same(await pendingStatements(kernel.dbs.main, r.tenant.schema), [], 'the tenant has every table');
+    const c = await contents(kernel, r.tenant.schema);
+    t.same([c.roles.length, c.companies.length, c.users.length, c.userRoles.length, c.userCompanies.length], [2, 1, 1, 1, 1]);
+    t.equal(r.tenant.schemaDigest, kernel.digest, 'registered at the loaded digest');
+    await kernel.spares.idle();
+    t.equal(await kernel.spares.ready(), 2, 'the taken spare is replaced in the background');
+  });
+
+  await t.test('spares of other modules are dropped and built again; never taken', async (t) => {
+    const [stale] = await spareNames();
+    await q(`update "${kit.config.registrySchema}".spare_schemas set digest = 'modules-of-before' where schema_name = ?`, [stale]);
+    t.equal(await kernel.spares.ready(), 1);
+    t.equal(await kernel.spares.refill(), 1, 'one built');
+    t.notOk(await schemaExists(stale), 'the stale spare is dropped');
+    t.notOk((await spareNames()).includes(stale));
+  });
+
+  await t.test(
+    'a provisioning cut by a lost connection leaves no half tenant, and a retry makes it whole',
+    { skip: onPglite && 'embedded PGlite has one connection: no second session to hold a row or end a backend' },
+    async (t) => {
+      for (const spare of [true, false]) {
+        if (spare) await kernel.spares.refill();
+        else await kernel.spares.dropAll();
+        const id = randomId('cut');
+        const sparesBefore = await spareNames();
+        // another session registers the same id and does not commit: the provisioning makes the schema, its
+        // tables and rows, then waits on that row (the registry row comes last), and its connection is ended there
+        const other = new pg.Client({ connectionString: TEST_DATABASE_URL });
+        await other.connect();
+        t.teardown(() => other.end().catch(() => undefined));
+        await other.query('begin');
+        await other.query(`insert into "${kit.config.registrySchema}".tenants (id, name, schema_name) values ($1, 'held', $2)`, [id, schemaFor(id)]);
+        const attempt = provisionTenant(kernel, input(id)).then(
+          () => undefined,
+          (e: Error) => e,
+        );
+        // watched from outside that transaction: inside it, pg_stat_activity stays as first read
+        const watcher = new pg.Client({ connectionString: TEST_DATABASE_URL });
+        await watcher.connect();
+        t.teardown(() => watcher.end().catch(() => undefined));
+        let pid: number | undefined;
+        for (let i = 0; i < 400 && !pid; i++) {
+          const { rows } = await watcher.query(`select pid from pg_stat_activity where wait_event_type = 'Lock' and query like $1 and pid <> pg_backend_pid()`, [`insert into %${id}%`]);
+          pid = rows[0]?.pid;
+          if (!pid) await new Promise((r) => setTimeout(r, 25));
+        }
+        t.ok(pid, `${spare ? 'with' : 'without'} a spare: the provisioning waits on the held registry row`);
+        await watcher.query('select pg_terminate_backend($1)', [pid]);
+        t.ok(await attempt, 'the provisioning failed');
+        await other.query('rollback');
+        t.equal(await kernel.tenants.find(id), undefined, 'not registered');
+        t.notOk(await schemaExists(schemaFor(id)), 'no schema');
+        t.same(await spareNames(), sparesBefore, spare ? 'the spare it took is a spare again' : 'no spare');
+        const r = await provisionTenant(kernel, input(id));
+        t.equal(r.created, true, 'the retry provisions it');
+        const c = await contents(kernel, r.tenant.schema);
+        t.same([c.roles.length, c.companies.length, c.users.length], [2, 1, 1]);
+        await kernel.spares.idle();
+      }
+    },
+  );
 });

@@ -48,6 +48,7 @@ t.test('npm start on a terminal: a banner, demo logins that work, lists that are
     PORT: '0',
     HOST: '127.0.0.1',
     WORKERS: 'false',
+    PROVISION_SPARES: '0',
   };
   // a terminal as the process sees one: stdout.isTTY set before the server loads
   const args = ['--import', 'data:text/javascript,process.stdout.isTTY=true', 'scripts/start.ts'];

@@ -68,6 +68,7 @@ function childEnv(t: { teardown(fn: () => void): void }, kit: KernelKit, more: R
     JWT_SECRET: 'test-secret-test-secret-test-secret-0123456789',
     DEMO_DATA: 'false',
     WORKERS: 'false',
+    PROVISION_SPARES: '0',
     PASSWORD_SCRYPT_COST: '1024',
     ...more,
   };
