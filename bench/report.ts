@@ -1,5 +1,6 @@
 // The bench's table and its JSON file under bench/results/.
 import type { BiDashboardResult } from './bi-dashboard.ts';
+import type { TenancyScaleResult } from './tenancy-scale.ts';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LoadResult } from './load.ts';
@@ -92,6 +93,8 @@ export interface Results {
   scale?: ScaleResult;
   deliveryBurst?: DeliveryBurst;
   biDashboard?: BiDashboardResult;
+  /** provisioning with and without a spare schema, and a one-field change migrated across the scale tenants */
+  tenancy?: TenancyScaleResult;
   coldStart?: { postgres?: ColdStart; pglite?: ColdStart; targetMs: number };
   profile?: ProfileSummary & { scenario: string; rps: number; window: { fromUs: number; toUs: number } };
 }

@@ -60,6 +60,7 @@ import { LOG_DIR, ROOT, freePort, startServer, timeToReadyLine, type Server } fr
 import { summariseFile } from '../bench/profile-summary.ts';
 import { deliveryBurst } from '../bench/burst.ts';
 import { biDashboard } from '../bench/bi-dashboard.ts';
+import { tenancyScale } from '../bench/tenancy-scale.ts';
 
 const { values: o } = parseArgs({
   allowNegative: true,
@@ -483,6 +484,18 @@ try {
     };
     log(
       `spread over ${opts.tenants} tenants: ${spread.rps} req/s vs ${single.rps} single → ${results.scale.ratio}; RSS ${spread.rssMb} MB${opts.repeat > 1 ? `; runs ${runs.single.map((x) => x.rps).join('/')} single vs ${runs.spread.map((x) => x.rps).join('/')} spread` : ''}`,
+    );
+    const ts = (results.tenancy = await tenancyScale(
+      kernel,
+      tenants.map((t) => t.id),
+      tag,
+      log,
+    ));
+    log(
+      `provisioning at ${ts.tenants} tenants: ${ts.provisioning.withSpare.medianMs} ms median with a spare schema ready (p90 ${ts.provisioning.withSpare.p90Ms}), ${ts.provisioning.withoutSpare.medianMs} ms without (p90 ${ts.provisioning.withoutSpare.p90Ms}); target < 150 ms`,
+    );
+    log(
+      `one-field change: ${ts.migration.tenants} tenants migrated in ${ts.migration.seconds} s (${ts.migration.tenantsPerSecond}/s, ${ts.migration.concurrency} at once, ${ts.migration.plans} plan(s), ${ts.migration.failed} failed) → 10,000 tenants in about ${ts.migration.projectedSecondsFor10k} s (target < 300 s); load ${ts.load.before.toFixed(1)} → ${ts.load.after.toFixed(1)}`,
     );
   }
 

@@ -136,6 +136,48 @@ export function requiredColumnsAdded(statement: string): { schema: string; table
   return columns.length ? { schema: m[1], table: m[2], columns } : undefined;
 }
 
+function tableOids(names: string, schema: string): string {
+  return `array(select t.oid from pg_class t where t.relname in (${names}) and t.relnamespace = ${schema}::regnamespace)`;
+}
+
+/**
+ * MikroORM 7.2.1's introspection queries (PostgreSqlSchemaHelper) name the
+ * schema but still join other schemas' rows: the columns by table name alone
+ * (every tenant's table of that name: 274,000 rows for 250 at 500 tenants), the
+ * indexes to constraints by name alone, the checks through
+ * information_schema.constraint_column_usage over every schema. Each rewrite
+ * adds the missing schema condition to the text MikroORM sends; a rewrite that
+ * no longer matches (another MikroORM version) leaves the query as it was,
+ * correct but slow, and test/core/migrations.test.ts says so.
+ */
+const SCOPED_INTROSPECTION: [RegExp, string][] = [
+  [/join pg_class pgc on cols\.table_name = pgc\.relname\b/, 'join pg_class pgc on cols.table_name = pgc.relname and pgc.relnamespace = cols.table_schema::regnamespace'],
+  [/left join pg_constraint as c on c\.conname = i\.relname\b/, 'left join pg_constraint as c on c.conname = i.relname and c.conrelid = idx.indrelid'],
+  [
+    /join information_schema\.constraint_column_usage ccu on/,
+    `join (select nr.nspname::text as table_schema, r.relname::text as table_name, a.attname::text as column_name, nc.nspname::text as constraint_schema, k.conname::text as constraint_name
+      from pg_constraint k join pg_class r on r.oid = k.conrelid join pg_namespace nr on nr.oid = r.relnamespace join pg_namespace nc on nc.oid = k.connamespace
+      join pg_attribute a on a.attrelid = r.oid and a.attnum = any(k.conkey) where k.contype = 'c') ccu on`,
+  ],
+  // checks and foreign keys: the constraints of the schema's tables, found by (relname, relnamespace), pg_class's index
+  [/\(ccu\.table_name in \(([^)]*)\) and ccu\.table_schema = ('[^']*')\)/, `$& and pgc.conrelid = any(${tableOids('$1', '$2')})`],
+  [/\(cls\.relname in \(([^)]*)\) and nsp\.nspname = ('[^']*')\)/, `$& and pgc.conrelid = any(${tableOids('$1', '$2')})`],
+  [/\(cls1\.relname in \(([^)]*)\) and nsp1\.nspname = ('[^']*')\)/, `$& and con.conrelid = any(${tableOids('$1', '$2')})`],
+];
+
+/** How many of SCOPED_INTROSPECTION's rewrites the last introspection applied (a test checks all of them still match). */
+export const scopedIntrospection = { rewrites: SCOPED_INTROSPECTION.length, applied: new Set<number>() };
+
+function scoped(sql: string): string {
+  let out = sql;
+  SCOPED_INTROSPECTION.forEach(([pattern, replacement], i) => {
+    if (!pattern.test(out)) return;
+    out = out.replace(pattern, replacement);
+    scopedIntrospection.applied.add(i);
+  });
+  return out;
+}
+
 /**
  * The tenant schema as it is, read from that schema alone. MikroORM 7.2's own
  * introspection (getUpdateSchemaSQL without fromSchema) reads every table of
@@ -144,9 +186,18 @@ export function requiredColumnsAdded(statement: string): { schema: string; table
  * is dropped while it runs.
  */
 async function introspect(orm: Orm, schema: string): Promise<DatabaseSchema> {
-  const conn = orm.em.getConnection();
+  const raw = orm.em.getConnection();
+  // the same connection, with each introspection query scoped to the schema (SCOPED_INTROSPECTION)
+  const execute: typeof raw.execute = (sql, ...rest) => raw.execute(typeof sql === 'string' ? scoped(sql) : sql, ...rest);
+  const conn = new Proxy(raw, {
+    get: (target, prop) => {
+      if (prop === 'execute') return execute;
+      const value = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
   const platform = orm.em.getPlatform();
-  const tables = await conn.execute(
+  const tables = await raw.execute(
     `select c.relname as table_name, n.nspname as schema_name, obj_description(c.oid, 'pg_class') as table_comment
     from ${SCHEMA_RELATIONS} join pg_namespace n on n.oid = c.relnamespace
     where c.relkind in ('r', 'p') and not c.relispartition and c.relname <> ? order by c.relname`,
@@ -237,7 +288,13 @@ function aboutUnknownTable(statement: string, unknown: Set<string>): boolean {
  */
 export class MigrationPlans {
   readonly #plans = new Map<string, Promise<Plan>>();
+  readonly #ready = new Map<string, Plan>();
   #computed = 0;
+
+  /** The plan made for this fingerprint, once it is made. */
+  ready(connectionKey: string, fp: Fingerprint): Plan | undefined {
+    return this.#ready.get(`${connectionKey}:${fp.hash}`);
+  }
 
   /** how many diffs this run made (one per distinct schema state) */
   get computed(): number {
@@ -250,7 +307,10 @@ export class MigrationPlans {
     if (!plan) {
       plan = this.#plan(orm, schema, fp);
       this.#plans.set(key, plan);
-      plan.catch(() => this.#plans.delete(key)); // a lost connection is no plan: the next tenant tries again
+      plan.then(
+        (made) => this.#ready.set(key, made),
+        () => this.#plans.delete(key), // a lost connection is no plan: the next tenant tries again
+      );
     }
     return plan;
   }
@@ -320,9 +380,6 @@ export interface SchemaMigration {
   unknownTables: string[];
 }
 
-/** A plan made for a fingerprint the schema no longer holds (it changed between the plan and the lock). */
-class StalePlan extends Error {}
-
 /** Runs `fn` in a transaction holding the schema's migration lock: two processes never migrate one schema at once. */
 function underLock<T>(orm: Orm, schema: string, fn: (run: Run) => Promise<T>): Promise<T> {
   return orm.em.fork().transactional(async (tem) => {
@@ -340,25 +397,24 @@ function underLock<T>(orm: Orm, schema: string, fn: (run: Run) => Promise<T>): P
  * fingerprint), re-checked under the lock.
  */
 export async function migrateSchema(orm: Orm, schema: string, versions: ModuleVersion[], plans = new MigrationPlans(), connectionKey = 'main'): Promise<SchemaMigration> {
-  // Under the lock: concurrent "create schema if not exists" calls collide in PostgreSQL's catalog.
-  const created = await underLock(orm, schema, async (run) => {
-    await run(`create schema if not exists "${schema}"`);
-    for (const s of versionTableSql(schema)) await run(s);
-    return (await hasEntityTables(run, orm, schema)) ? null : buildSchema(run, orm, schema, versions);
-  });
-  if (created !== null) return { applied: created, unknownTables: [] };
-  const conn = orm.em.getConnection();
-  const read: Run = (sql, params = []) => conn.execute(sql, params as unknown[]);
   for (let attempt = 1; ; attempt++) {
-    // The diff reads the catalog on its own connection, so planning runs outside the transaction.
-    const plan = await plans.for(orm, connectionKey, schema, await fingerprint(read, schema));
-    if (plan.refused.length) throw new DestructiveChangeError(schema, forSchema(plan.refused, schema));
-    try {
-      const applied = await underLock(orm, schema, (run) => applyPlan(run, schema, versions, plan));
-      return { applied, unknownTables: plan.unknownTables };
-    } catch (err) {
-      if (!(err instanceof StalePlan) || attempt === 3) throw err;
-    }
+    // One transaction under the schema's lock (concurrent "create schema if not exists" calls collide in
+    // PostgreSQL's catalog): a new schema is built from the create script, an existing one takes the plan
+    // made for its fingerprint.
+    const outcome = await underLock(orm, schema, async (run): Promise<SchemaMigration | Fingerprint> => {
+      await run(`create schema if not exists "${schema}"`);
+      for (const s of versionTableSql(schema)) await run(s);
+      if (!(await hasEntityTables(run, orm, schema))) return { applied: await buildSchema(run, orm, schema, versions), unknownTables: [] };
+      const fp = await fingerprint(run, schema);
+      const plan = plans.ready(connectionKey, fp);
+      if (!plan) return fp;
+      if (plan.refused.length) throw new DestructiveChangeError(schema, forSchema(plan.refused, schema));
+      return { applied: await applyPlan(run, schema, versions, plan), unknownTables: plan.unknownTables };
+    });
+    if ('applied' in outcome) return outcome;
+    if (attempt === 3) throw new MigrationFailedError(schema, '(planning)', 'the schema changed each time it was planned; try again');
+    // no plan for this fingerprint yet: the diff reads the catalog on its own connection, so it runs outside the transaction
+    await plans.for(orm, connectionKey, schema, outcome);
   }
 }
 
@@ -372,7 +428,6 @@ async function holdsVersions(run: Run, schema: string, versions: ModuleVersion[]
 async function applyPlan(run: Run, schema: string, versions: ModuleVersion[], plan: Plan): Promise<number> {
   // Another process may have migrated this schema meanwhile.
   if (await holdsVersions(run, schema, versions)) return 0;
-  if ((await fingerprint(run, schema)).hash !== plan.fingerprint) throw new StalePlan(`schema "${schema}" changed after it was planned`);
   const statements = forSchema(plan.statements, schema);
   for (const s of statements) {
     const added = requiredColumnsAdded(s);
@@ -396,11 +451,10 @@ async function applyPlan(run: Run, schema: string, versions: ModuleVersion[], pl
 }
 
 async function recordVersions(run: Run, schema: string, versions: ModuleVersion[]): Promise<void> {
-  for (const v of versions) {
-    await run(
-      `insert into "${schema}"."${VERSION_TABLE}" (module, version, digest) values (?, ?, ?)
-      on conflict (module) do update set version = excluded.version, digest = excluded.digest, applied_at = now()`,
-      [v.module, v.version, v.digest],
-    );
-  }
+  if (!versions.length) return;
+  await run(
+    `insert into "${schema}"."${VERSION_TABLE}" (module, version, digest) values ${versions.map(() => '(?, ?, ?)').join(', ')}
+    on conflict (module) do update set version = excluded.version, digest = excluded.digest, applied_at = now()`,
+    versions.flatMap((v) => [v.module, v.version, v.digest]),
+  );
 }

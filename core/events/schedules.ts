@@ -64,7 +64,11 @@ export class CronSchedules {
 
   async #fanOut(key: string, boss: PgBoss, { job, tz }: { job: string; tz: string }): Promise<void> {
     if (!this.#deps.jobs.has(job)) return;
-    const tenants = await this.#registry(`select id from ${this.#deps.registryTable} where connection_key = ? and time_zone = ? and status = 'active' order by id`, [key, tz]);
+    // a tenant whose schema could not be migrated answers nothing until it is: its cron jobs would only fail
+    const tenants = await this.#registry(`select id from ${this.#deps.registryTable} where connection_key = ? and time_zone = ? and status = 'active' and migration_error is null order by id`, [
+      key,
+      tz,
+    ]);
     for (let i = 0; i < tenants.length; i += 500) {
       const jobs = tenants.slice(i, i + 500).map((t) => ({ data: { tenantId: t.id, companyId: null, data: {} } satisfies ModuleJob, group: { id: t.id as string } }));
       await boss.insert(job, jobs);

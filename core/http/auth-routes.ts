@@ -99,7 +99,7 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
       if (wait > 0) throw httpError('RATE_LIMITED', 'too many failed logins for this account; try again later', { headers: { 'retry-after': String(Math.ceil(wait / 1000)) } });
       const tenant = await kernel.tenants.find(tenantId);
       // before its tables are read: they may not fit the loaded modules yet
-      if (tenant) kernel.migrations.assertMigrated(tenant);
+      if (tenant) await kernel.migrations.awaitMigrated(tenant);
       const em = tenant ? tenantEm(tenant) : null;
       const user = em ? await identity.userByEmail(em, account) : null;
       const ok = await verifyPassword(password, user?.passwordHash);

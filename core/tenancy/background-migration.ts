@@ -20,6 +20,8 @@ export interface BackgroundEvents {
 
 const FIRST_PAUSE_MS = 5_000;
 const LONGEST_PAUSE_MS = 60_000;
+/** how long a login waits for its tenant's migration before it answers 503 */
+const LOGIN_WAIT_MS = 10_000;
 
 export class BackgroundMigration {
   readonly #deps: MigrateDeps;
@@ -27,6 +29,8 @@ export class BackgroundMigration {
   readonly #abort = new AbortController();
   #run: MigrationRun | undefined;
   #loop: Promise<void> | undefined;
+  /** a run is under way (not paused after a lost database, not finished) */
+  #working = false;
 
   constructor(deps: MigrateDeps, pause = { first: FIRST_PAUSE_MS, longest: LONGEST_PAUSE_MS }) {
     this.#deps = deps;
@@ -63,7 +67,8 @@ export class BackgroundMigration {
         // until it is read, the stopped run answers for its unfinished tenants
         if (stale) this.#run = await this.#read();
         const run = this.#run!;
-        const result = await run.run({ onProgress: events.onProgress, signal });
+        this.#working = true;
+        const result = await run.run({ onProgress: events.onProgress, signal }).finally(() => (this.#working = false));
         if (signal.aborted) return;
         this.#run = undefined;
         finished = { result, progress: run.progress() };
@@ -90,11 +95,32 @@ export class BackgroundMigration {
    */
   assertMigrated(tenant: Tenant): void {
     const run = this.#run;
-    if (!run || tenant.schemaDigest === this.#deps.digest || tenant.migrationError || !run.has(tenant.id)) return;
+    if (!run || !this.#pending(run, tenant)) return;
     run.prioritize(tenant.id);
     throw httpError('TENANT_MIGRATING', `tenant ${tenant.id} is being migrated to the loaded modules; try again in a few seconds`, {
       headers: { 'retry-after': String(RETRY_AFTER_SECONDS) },
     });
+  }
+
+  /**
+   * As assertMigrated, but while the run is under way it first waits up to
+   * `waitMs` for the tenant (moved to the front of the queue). A login waits: its
+   * user is there, and an at once 503 would tell tenant ids that exist from
+   * those that do not, which the password check otherwise hides.
+   */
+  async awaitMigrated(tenant: Tenant, waitMs = LOGIN_WAIT_MS): Promise<void> {
+    const run = this.#run;
+    if (run && this.#working && this.#pending(run, tenant)) {
+      run.prioritize(tenant.id);
+      const timeout = new AbortController();
+      await Promise.race([run.finished(tenant.id), sleep(waitMs, undefined, { signal: timeout.signal }).catch(() => undefined)]);
+      timeout.abort();
+    }
+    this.assertMigrated(tenant);
+  }
+
+  #pending(run: MigrationRun, tenant: Tenant): boolean {
+    return tenant.schemaDigest !== this.#deps.digest && !tenant.migrationError && run.has(tenant.id);
   }
 
   /** No tenant begins after this; resolves once those under way are finished. */

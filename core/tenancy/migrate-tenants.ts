@@ -129,6 +129,8 @@ export class MigrationRun {
   readonly #plans = new MigrationPlans();
   #startedAt: number | undefined;
   #result: Promise<MigrationResult> | undefined;
+  /** callers waiting for a tenant to be finished, by tenant id */
+  readonly #waiting = new Map<string, (() => void)[]>();
 
   constructor(kernel: MigrateDeps, tenants: Tenant[]) {
     this.#kernel = kernel;
@@ -149,6 +151,21 @@ export class MigrationRun {
     this.#queue.delete(id);
     this.#urgent.push(tenant);
     return true;
+  }
+
+  /** Resolves once the tenant is finished (migrated or failed), or the run stopped; at once for a tenant this run has not to do. */
+  finished(id: string): Promise<void> {
+    if (!this.#unfinished.has(id) || this.#stopped) return Promise.resolve();
+    return new Promise((resolve) => this.#waiting.set(id, [...(this.#waiting.get(id) ?? []), resolve]));
+  }
+
+  #stopped = false;
+
+  #release(id?: string): void {
+    for (const key of id === undefined ? [...this.#waiting.keys()] : [id]) {
+      for (const resolve of this.#waiting.get(key) ?? []) resolve();
+      this.#waiting.delete(key);
+    }
   }
 
   progress(): MigrationProgress {
@@ -185,6 +202,7 @@ export class MigrationRun {
         try {
           const result = await attempt(this.#kernel, tenant, this.#plans);
           this.#unfinished.delete(tenant.id);
+          this.#release(tenant.id);
           if ('error' in result) this.#failed.push({ tenant, error: result.error });
           else this.#migrated++;
           if ('unknownTables' in result && result.unknownTables.length) this.#unknownTables.push({ tenant, tables: result.unknownTables });
@@ -197,6 +215,8 @@ export class MigrationRun {
     };
     const workers = Math.min(concurrencyFor(this.#kernel.config, concurrency), Math.max(1, this.total));
     await Promise.all(Array.from({ length: workers }, worker));
+    this.#stopped = true;
+    this.#release();
     if (stop) throw stop.err;
     const byId = (a: { tenant: Tenant }, b: { tenant: Tenant }) => a.tenant.id.localeCompare(b.tenant.id);
     return { migrated: this.#migrated, failed: [...this.#failed].sort(byId), unknownTables: [...this.#unknownTables].sort(byId), plans: this.#plans.computed };

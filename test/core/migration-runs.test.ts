@@ -11,6 +11,7 @@ import { buildApp } from '../../core/app.ts';
 import { concurrencyFor, migrateOutdatedTenants, MigrationRun, type MigrateDeps, type MigrationProgress, type MigrationResult, type MigrationStep } from '../../core/tenancy/migrate-tenants.ts';
 import { BackgroundMigration } from '../../core/tenancy/background-migration.ts';
 import { VERSION_TABLE } from '../../core/db/schema-versions.ts';
+import { fingerprint, pendingStatements, scopedIntrospection } from '../../core/db/migrator.ts';
 import type { Tenant } from '../../core/tenancy/registry.ts';
 import { entityOf, kernelKit, randomId, type KernelKit } from '../fixtures/kernels.ts';
 import { PASSWORD } from '../helper.ts';
@@ -108,6 +109,50 @@ t.test('the tenants migrated several at once hold what those migrated one at a t
     t.equal(await digestOf(k, tenant.id), k.digest, `${tenant.id}: recorded`);
   }
   t.same(await k.tenants.outdated(k.digest), []);
+});
+
+t.test('one diff per schema state: a tenant that drifted is planned on its own and ends like the others', async (t) => {
+  const kit = await kernelKit(t, { persistent: true });
+  let k = await kit.open();
+  const tenants = await provisionMany(kit, k, 'plan', 4);
+  const run = (sql: string, params: unknown[] = []) => q(k, sql, params);
+  const fp = async (tenant: Tenant) => (await fingerprint(run, tenant.schema)).hash;
+  t.equal(new Set(await Promise.all(tenants.map(fp))).size, 1, 'tenants of one history share a fingerprint');
+  // drift: an index dropped by hand in one tenant
+  const [index] = await q(k, `select indexname from pg_indexes where schemaname = ? and tablename = 'catalog_products' and indexname not like '%pkey' order by 1 limit 1`, [tenants[2].schema]);
+  await q(k, `drop index "${tenants[2].schema}"."${index.indexname}"`);
+  t.not(await fp(tenants[2]), await fp(tenants[0]), 'the drifted tenant has a fingerprint of its own');
+  await k.close();
+  kit.edit('catalog.json', (m) => {
+    entityOf(m, 'Product').fields.ean = { type: 'string', maxLength: 13 };
+  });
+  k = await kit.open();
+  const result = await migrateOutdatedTenants(k, { concurrency: 2 });
+  t.same([result.migrated, result.failed, result.plans], [4, [], 2], 'two diffs for four tenants');
+  const expected = await shape(k, tenants[0].schema);
+  t.ok(expected.indexes.some((i: { indexname: string }) => i.indexname === index.indexname));
+  for (const tenant of tenants) t.same(await shape(k, tenant.schema), expected, `${tenant.id}: the same schema, the dropped index back`);
+  t.equal(new Set(await Promise.all(tenants.map(fp))).size, 1, 'and the same fingerprint again');
+  await k.close();
+});
+
+t.test("introspecting one schema reads that schema's catalog rows only", async (t) => {
+  const kit = await kernelKit(t);
+  const k = await kit.open();
+  const [a, b] = await provisionMany(kit, k, 'scope', 2);
+  // objects in A that B lacks, under the names B's tables have: read across schemas, they would show up in B's diff
+  await q(k, `alter table "${a.schema}".catalog_products add column only_in_a text`);
+  await q(k, `create index catalog_products_only_in_a_index on "${a.schema}".catalog_products (only_in_a)`);
+  await q(k, `alter table "${a.schema}".catalog_products add constraint only_in_a_check check (only_in_a <> '')`);
+  scopedIntrospection.applied.clear();
+  t.same(await pendingStatements(k.dbs.main, b.schema), [], 'B: nothing to do');
+  t.equal(scopedIntrospection.applied.size, scopedIntrospection.rewrites, "every rewrite of MikroORM's introspection still matches its SQL");
+  const forA = await pendingStatements(k.dbs.main, a.schema);
+  t.ok(
+    forA.some((s) => /drop column "only_in_a"/.test(s)),
+    'A: its own column is seen',
+  );
+  await k.close();
 });
 
 t.test('how many at once: MIGRATE_CONCURRENCY, never more than half the pool', async (t) => {
@@ -259,6 +304,38 @@ t.test('a started server serves current tenants at once and the others once the 
   for (const tenant of [a, b, c]) t.equal((await login(tenant)).statusCode, 200, `${tenant.id} logs in`);
   t.same((await app.inject({ method: 'GET', url: '/health/ready' })).json(), { status: 'ok' }, 'ready says nothing of migrations once they are done');
   await app.close();
+});
+
+t.test('while the background run is under way, a login waits for its tenant instead of telling it exists', async (t) => {
+  const kit = await kernelKit(t);
+  const k = await kit.open({ migrateConcurrency: 1 });
+  const app = await buildApp(k, { logger: false });
+  t.teardown(() => app.close());
+  const tenants = await provisionMany(kit, k, 'wait', 4);
+  await makeOutdated(k, tenants);
+  // each tenant takes a quarter of a second more: the login comes while the run is under way
+  const slow: MigrateDeps = {
+    ...k,
+    tenants: {
+      outdated: (digest) => k.tenants.outdated(digest),
+      setMigrationError: (id, error) => k.tenants.setMigrationError(id, error),
+      setDigest: async (id, digest) => {
+        await new Promise((r) => setTimeout(r, 250));
+        await k.tenants.setDigest(id, digest);
+      },
+    },
+  };
+  k.migrations = new BackgroundMigration(slow);
+  await k.migrations.prepare();
+  const order: string[] = [];
+  const done = k.migrations.start({ onProgress: (_p, step) => order.push(step.tenant.id) });
+  const last = tenants[3];
+  const res = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { tenant: last.id, email: `admin@${last.id}.test`, password: PASSWORD } });
+  t.equal(res.statusCode, 200, 'the login waited for the migration, then signed in');
+  t.ok(order.indexOf(last.id) <= 1, `its tenant went to the front (finished ${order.indexOf(last.id) + 1}.)`);
+  const unknown = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { tenant: 'no-such-tenant', email: 'a@b.test', password: PASSWORD } });
+  t.same([unknown.statusCode, unknown.json().code], [401, 'INVALID_CREDENTIALS'], 'an unknown tenant: the same refusal as a wrong password');
+  await done;
 });
 
 t.test('a tenant that failed answers TENANT_MIGRATION_FAILED, not TENANT_MIGRATING', async (t) => {

@@ -101,12 +101,15 @@ t.test('a job failing every try is retried until its attempts, then dead, and de
 });
 
 t.test("cron jobs: one schedule per time zone in use, each fanned out to that zone's active tenants", async (t) => {
-  const [berlin, berlin2, newYork, suspended] = [await ctx.tenant(), await ctx.tenant(), await ctx.tenant(), await ctx.tenant()];
+  const [berlin, berlin2, newYork, suspended, failed] = [await ctx.tenant(), await ctx.tenant(), await ctx.tenant(), await ctx.tenant(), await ctx.tenant()];
   await inZone(berlin, 'Europe/Berlin');
   await inZone(berlin2, 'Europe/Berlin');
   await inZone(newYork, 'America/New_York');
   await inZone(suspended, 'Asia/Tokyo');
   await sql(`update ${REGISTRY}.tenants set status = 'suspended' where id = ?`, [suspended.id]);
+  // its schema could not be migrated: it answers nothing, so no cron job either
+  await inZone(failed, 'Europe/Berlin');
+  await sql(`update ${REGISTRY}.tenants set migration_error = '{"code": "MIGRATION_FAILED"}'::jsonb where id = ?`, [failed.id]);
   await ctx.kernel.eventRuntime.syncSchedules('main');
   const boss = ctx.kernel.queues.boss('main');
   const schedules = (await boss.getSchedules('plinth.cron')).filter((s) => (s.data as { job?: string })?.job === 'ticker.nightly');
@@ -123,7 +126,7 @@ t.test("cron jobs: one schedule per time zone in use, each fanned out to that zo
   await new Promise((r) => setTimeout(r, 500));
   t.ok(ran.includes(berlin.id) && ran.includes(berlin2.id), 'every Berlin tenant');
   t.notOk(
-    runs.some((r) => r.job === 'nightly' && (r.tenant === newYork.id || r.tenant === suspended.id)),
-    'no tenant of another zone, no suspended one',
+    runs.some((r) => r.job === 'nightly' && [newYork.id, suspended.id, failed.id].includes(r.tenant)),
+    'no tenant of another zone, no suspended one, none whose migration failed',
   );
 });
