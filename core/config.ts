@@ -25,6 +25,13 @@ export interface Config {
   poolSize: number;
   /** ms a request waits for a pooled connection (or a new one) before it answers 503 */
   dbAcquireTimeoutMs: number;
+  /**
+   * A pooled connection is closed after this many uses (DB_CONNECTION_MAX_USES) or
+   * seconds (DB_CONNECTION_MAX_AGE_SECONDS): a PostgreSQL backend keeps the catalog
+   * entries of every table it touched, across tenants (36 MB per 1,000 tenants).
+   */
+  dbConnectionMaxUses: number;
+  dbConnectionMaxAgeSeconds: number;
   /** tenant schemas migrated at once (MIGRATE_CONCURRENCY); never more than half the pool (tenancy/migrate-tenants.ts) */
   migrateConcurrency: number;
   /** tenant schemas built ahead, ready for the next provisionings (PROVISION_SPARES; tenancy/spare-schemas.ts) */
@@ -153,6 +160,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     refreshTokenTtlSeconds: int(env.REFRESH_TOKEN_TTL, 30 * 24 * 3600),
     poolSize: int(env.DB_POOL_SIZE, 10),
     dbAcquireTimeoutMs: int(env.DB_ACQUIRE_TIMEOUT_MS, 5000),
+    dbConnectionMaxUses: Math.max(1, int(env.DB_CONNECTION_MAX_USES, 10_000)),
+    dbConnectionMaxAgeSeconds: Math.max(0, int(env.DB_CONNECTION_MAX_AGE_SECONDS, 1800)),
     migrateConcurrency: Math.max(1, int(env.MIGRATE_CONCURRENCY, 4)),
     provisionSpares: Math.min(50, Math.max(0, int(env.PROVISION_SPARES, 2))),
     bodyLimit: int(env.BODY_LIMIT, 1024 * 1024),

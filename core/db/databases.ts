@@ -65,6 +65,9 @@ export class Databases {
     if (url) {
       const driverOptions = {
         connectionTimeoutMillis: this.#config.dbAcquireTimeoutMs,
+        // recycled: a backend's catalog cache grows with every tenant table it touches and never shrinks
+        maxUses: this.#config.dbConnectionMaxUses,
+        maxLifetimeSeconds: this.#config.dbConnectionMaxAgeSeconds,
         onPoolCreated: (pool: PgPool) => {
           guardPool(pool);
           this.#pools.set(key, pool);

@@ -17,13 +17,20 @@ interface PoolClient {
 
 interface Pool {
   on(event: 'acquire', fn: (client: PoolClient) => void): void;
+  on(event: 'release', fn: (err: unknown, client: PoolClient) => void): void;
 }
 
 export function guardPool(pool: Pool): void {
+  // checked out and not yet given back: pg-pool also checks a client out and back in
+  // at once, within 'acquire', to close it when it is past DB_CONNECTION_MAX_AGE_SECONDS
+  const out = new WeakSet<PoolClient>();
+  pool.on('release', (_err, client) => out.delete(client));
   pool.on('acquire', (client) => {
+    out.add(client);
     // pg-pool emits 'acquire' just before it installs this checkout's release
     // function, synchronously; wrap that one, before anyone can call it
     queueMicrotask(() => {
+      if (!out.has(client)) return;
       const release = client.release;
       let released = false;
       const onEnd = () => client.release(new Error('the connection ended while checked out'));
