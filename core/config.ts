@@ -32,6 +32,8 @@ export interface Config {
    */
   dbConnectionMaxUses: number;
   dbConnectionMaxAgeSeconds: number;
+  /** where a tenant provisioned without a connection key goes (TENANT_PLACEMENT): "main", or "fewest" (the database holding the fewest tenants) */
+  tenantPlacement: 'main' | 'fewest';
   /** tenant schemas migrated at once (MIGRATE_CONCURRENCY); never more than half the pool (tenancy/migrate-tenants.ts) */
   migrateConcurrency: number;
   /** tenant schemas built ahead, ready for the next provisionings (PROVISION_SPARES; tenancy/spare-schemas.ts) */
@@ -137,6 +139,11 @@ function persistedSecret(env: NodeJS.ProcessEnv, dataDir: string, variable: stri
   return readFileSync(file, 'utf8').trim();
 }
 
+function placement(value: string | undefined): Config['tenantPlacement'] {
+  if (value === undefined || value === '' || value === 'main' || value === 'fewest') return (value || 'main') as Config['tenantPlacement'];
+  throw new Error(`TENANT_PLACEMENT must be "main" or "fewest", not "${value}"`);
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = resolve(env.DATA_DIR ?? 'data');
   const databases: Record<string, string> = {};
@@ -162,6 +169,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbAcquireTimeoutMs: int(env.DB_ACQUIRE_TIMEOUT_MS, 5000),
     dbConnectionMaxUses: Math.max(1, int(env.DB_CONNECTION_MAX_USES, 10_000)),
     dbConnectionMaxAgeSeconds: Math.max(0, int(env.DB_CONNECTION_MAX_AGE_SECONDS, 1800)),
+    tenantPlacement: placement(env.TENANT_PLACEMENT),
     migrateConcurrency: Math.max(1, int(env.MIGRATE_CONCURRENCY, 4)),
     provisionSpares: Math.min(50, Math.max(0, int(env.PROVISION_SPARES, 2))),
     bodyLimit: int(env.BODY_LIMIT, 1024 * 1024),

@@ -41,23 +41,24 @@ type Em = ReturnType<Databases['main']['em']['fork']>;
 /** What provisioning needs of the kernel. */
 export interface ProvisionDeps extends TenantMigrateDeps {
   dbs: Pick<Databases, 'get' | 'orms' | 'main'>;
-  tenants: Pick<TenantRegistry, 'setDigest' | 'outdated' | 'register' | 'exists' | 'find' | 'setMigrationError'>;
+  tenants: Pick<TenantRegistry, 'setDigest' | 'outdated' | 'register' | 'exists' | 'find' | 'setMigrationError' | 'countsByConnection'>;
   spares: Pick<SpareSchemas, 'claim' | 'refillSoon'>;
-  config: Pick<Config, 'defaultLanguage'>;
+  config: Pick<Config, 'defaultLanguage' | 'tenantPlacement'>;
   model(name: string): EntityModel;
 }
 
 export async function provisionTenant(kernel: ProvisionDeps, input: ProvisionInput): Promise<ProvisionResult> {
   if (!isTenantId(input.id)) throw new TenantError('INVALID_TENANT_ID', `invalid tenant id "${input.id}": lower-case letters, digits and dashes, 2 to 40, starting with a letter`);
-  const connectionKey = input.connectionKey ?? 'main';
   if (input.timeZone !== undefined && !isTimeZone(input.timeZone)) throw new TenantError('INVALID_TIME_ZONE', `"${input.timeZone}" is no IANA time zone (e.g. Europe/Berlin)`);
-  if (!kernel.dbs.orms.has(connectionKey)) throw new TenantError('UNKNOWN_CONNECTION', `no database connection "${connectionKey}" is configured`);
+  if (input.connectionKey !== undefined && !kernel.dbs.orms.has(input.connectionKey)) {
+    throw new TenantError('UNKNOWN_CONNECTION', `no database connection "${input.connectionKey}" is configured`);
+  }
   // scrypt runs in libuv's thread pool while the schema is made
   const passwordHash = hashPassword(input.admin.password);
   passwordHash.catch(() => undefined);
   const existing = await kernel.tenants.find(input.id);
   if (existing) return complete(kernel, existing, input, await passwordHash);
-  const made = await create(kernel, input, connectionKey, passwordHash);
+  const made = await create(kernel, input, input.connectionKey ?? (await placement(kernel)), passwordHash);
   const tenant = (await kernel.tenants.find(input.id))!;
   // a concurrent call registered it first: this one found every row there
   return made ? { tenant, ...made.ids, created: made.registered } : complete(kernel, tenant, input, await passwordHash);
@@ -112,6 +113,19 @@ async function create(kernel: ProvisionDeps, input: ProvisionInput, connectionKe
 }
 
 class RegisteredMeanwhile extends Error {}
+
+/** The database a new tenant goes to when the caller names none (TENANT_PLACEMENT). */
+async function placement(kernel: ProvisionDeps): Promise<string> {
+  const keys = [...kernel.dbs.orms.keys()];
+  if (kernel.config.tenantPlacement === 'main' || keys.length === 1) return 'main';
+  const counts = await kernel.tenants.countsByConnection();
+  // the fewest tenants; on a tie, main first, then by name
+  const rank = (key: string) => [counts.get(key) ?? 0, key === 'main' ? 0 : 1, key] as const;
+  return keys.sort((a, b) => {
+    const [x, y] = [rank(a), rank(b)];
+    return x[0] - y[0] || x[1] - y[1] || x[2].localeCompare(y[2]);
+  })[0];
+}
 
 /** A registered tenant provisioned again: migrated if it is behind, and any missing role, company or admin added. */
 async function complete(kernel: ProvisionDeps, tenant: Tenant, input: ProvisionInput, passwordHash: string): Promise<ProvisionResult> {

@@ -199,6 +199,12 @@ export class TenantRegistry {
     this.#cache.delete(id);
   }
 
+  /** How many tenants each connection key holds (keys without a tenant are absent). */
+  async countsByConnection(): Promise<Map<string, number>> {
+    const rows = (await this.#conn().execute(`select connection_key as "key", count(*)::int as n from ${this.#table} group by connection_key`)) as { key: string; n: number }[];
+    return new Map(rows.map((r) => [r.key, r.n]));
+  }
+
   /** Tenants whose recorded digest differs from the modules now loaded. */
   async outdated(digest: string): Promise<Tenant[]> {
     return (await this.#conn().execute(`select ${COLUMNS} from ${this.#table} where schema_digest is distinct from ? order by id`, [digest])) as Tenant[];
