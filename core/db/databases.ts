@@ -54,6 +54,9 @@ export class Databases {
 
   async #init(key: string): Promise<Orm> {
     const common = {
+      // MikroORM finds a transaction under way by this name: one per database, so a transaction on one
+      // database never takes over work meant for another (a tenant move copies between two at once)
+      contextName: key,
       entities: this.#entities,
       allowGlobalContext: false,
       discovery: { warnWhenNoEntities: false },

@@ -163,7 +163,7 @@ export class TenantRegistry {
     )) as { hadError: boolean }[];
     const t = this.#cache.get(id);
     if (t) Object.assign(t, { schemaDigest: digest, migrationError: null });
-    if (rows[0]?.hadError) await this.#announce(id);
+    if (rows[0]?.hadError) await this.announce(id);
   }
 
   /** The tenant's schema could not be migrated: every process refuses its requests until a migration succeeds. */
@@ -171,10 +171,11 @@ export class TenantRegistry {
     await this.#conn().execute(`update ${this.#table} set migration_error = ?::jsonb, updated_at = now() where id = ?`, [JSON.stringify(error), id]);
     const t = this.#cache.get(id);
     if (t) t.migrationError = error;
-    await this.#announce(id);
+    await this.announce(id);
   }
 
-  async #announce(id: string): Promise<void> {
+  /** Tells every process to drop its cached copy of the tenant (registry-sync.ts). */
+  async announce(id: string): Promise<void> {
     await this.#conn().execute('select pg_notify(?, ?)', [this.channel, id]);
   }
 
@@ -182,7 +183,7 @@ export class TenantRegistry {
     await this.#conn().execute(`update ${this.#table} set status = ?, updated_at = now() where id = ?`, [status, id]);
     const t = this.#cache.get(id);
     if (t) t.status = status;
-    await this.#announce(id);
+    await this.announce(id);
   }
 
   /** The registry table, schema-qualified (the job runner reads time zones from it). */

@@ -3,13 +3,12 @@
 // in and is served from there; TENANT_PLACEMENT=fewest sends a tenant without a key
 // to the database holding the fewest tenants.
 import t from 'tap';
-import { randomBytes } from 'node:crypto';
-import pg from '../../core/db/pg.ts';
 import { buildApp } from '../../core/app.ts';
 import { loadConfig } from '../../core/config.ts';
 import { pendingStatements } from '../../core/db/migrator.ts';
 import { provisionTenant } from '../../core/tenancy/provision.ts';
 import { kernelKit, randomId } from '../fixtures/kernels.ts';
+import { secondDatabase } from '../fixtures/second-database.ts';
 import { onPglite, PASSWORD, TEST_DATABASE_URL } from '../helper.ts';
 
 t.test('TENANT_PLACEMENT is "main" or "fewest"', async (t) => {
@@ -19,25 +18,11 @@ t.test('TENANT_PLACEMENT is "main" or "fewest"', async (t) => {
 });
 
 t.test('tenants on a second database', { skip: onPglite && 'embedded PGlite is one database: a second connection key needs PostgreSQL' }, async (t) => {
-  const name = `plinth_second_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await admin.connect();
-  await admin.query(`create database "${name}"`);
-  const secondUrl = Object.assign(new URL(TEST_DATABASE_URL), { pathname: `/${name}` }).href;
-
+  const second = await secondDatabase(t);
+  const secondUrl = second.url;
   const kit = await kernelKit(t);
   const kernel = await kit.open({ databases: { main: TEST_DATABASE_URL, second: secondUrl }, tenantPlacement: 'fewest' });
   const app = await buildApp(kernel, { logger: false });
-  const inSchema = async (url: string, schema: string) => {
-    const c = new pg.Client({ connectionString: url });
-    await c.connect();
-    try {
-      return (await c.query('select 1 from pg_namespace where nspname = $1', [schema])).rows.length > 0;
-    } finally {
-      await c.end();
-    }
-  };
-
   await t.test('a tenant provisioned on "second" lives there and is served from there', async (t) => {
     const far = await provisionTenant(kernel, {
       id: randomId('far'),
@@ -48,8 +33,8 @@ t.test('tenants on a second database', { skip: onPglite && 'embedded PGlite is o
     });
     t.equal(far.created, true);
     t.equal(far.tenant.connectionKey, 'second');
-    t.ok(await inSchema(secondUrl, far.tenant.schema), 'its schema is on the second database');
-    t.notOk(await inSchema(TEST_DATABASE_URL, far.tenant.schema), 'not on main');
+    t.ok(await second.hasSchema(far.tenant.schema), 'its schema is on the second database');
+    t.notOk((await kernel.dbs.main.em.getConnection().execute('select 1 from pg_namespace where nspname = ?', [far.tenant.schema])).length, 'not on main');
     t.same(await pendingStatements(kernel.dbs.get('second'), far.tenant.schema), [], 'with every table');
     const login = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { tenant: far.tenant.id, email: 'boss@far.test', password: PASSWORD } });
     t.equal(login.statusCode, 200, 'its admin signs in');
@@ -76,12 +61,8 @@ t.test('tenants on a second database', { skip: onPglite && 'embedded PGlite is o
   });
 
   await app.close();
-  // the kit's teardown drops main's schemas; the second database goes whole, once nothing uses it
+  // the kit's teardown drops main's schemas; the second database goes whole (secondDatabase)
   const tenantsOnSecond = kernel.tenants.list().filter((x) => x.connectionKey === 'second');
   await kernel.close();
-  t.teardown(async () => {
-    await admin.query(`drop database if exists "${name}" with (force)`);
-    await admin.end();
-  });
   t.ok(tenantsOnSecond.length >= 2);
 });
