@@ -91,9 +91,50 @@ export interface Config {
     /** resolves host names instead of the system's DNS (tests: every name to loopback, so nothing leaves the machine) */
     lookup?: (hostname: string) => Promise<{ address: string; family: number }[]>;
   };
+  /** read-only connections to PostgreSQL databases tenants configure (BI's external data sources): where to and how much */
+  externalDb: ExternalDbConfig;
+}
+
+/** The kernel's policy for external PostgreSQL databases (core/db/external-db.ts); every EXTERNAL_DB_* setting. */
+export interface ExternalDbConfig {
+  /** allow loopback, private and link-local targets (EXTERNAL_DB_ALLOW_PRIVATE=true: development, tests); never in production */
+  allowPrivate: boolean;
+  /** host names and addresses or CIDR ranges (EXTERNAL_DB_ALLOW_HOSTS, comma-separated) allowed although private: a warehouse on the internal network */
+  allowHosts: string[];
+  /** ms a connection (or a free pooled one) may take */
+  connectTimeoutMs: number;
+  /** longest statement time a caller may ask for; a call may shorten it */
+  timeoutMs: number;
+  /** most rows one query answers; a call may lower it */
+  maxRows: number;
+  /** connections per source (per tenant and credentials) */
+  poolSize: number;
+  /** ms an unused connection stays open; a source unused for that long holds none */
+  idleMs: number;
+  /** sources with open pools at once in this process; the least recently used closes beyond it */
+  maxPools: number;
+  /** resolves host names instead of the system's DNS (tests) */
+  lookup?: (hostname: string) => Promise<{ address: string; family: number }[]>;
 }
 
 const int = (v: string | undefined, fallback: number) => (v && /^\d+$/.test(v) ? Number(v) : fallback);
+
+/** EXTERNAL_DB_* from the environment. */
+export function externalDbConfig(env: NodeJS.ProcessEnv = process.env): ExternalDbConfig {
+  return {
+    allowPrivate: env.EXTERNAL_DB_ALLOW_PRIVATE === 'true',
+    allowHosts: (env.EXTERNAL_DB_ALLOW_HOSTS ?? '')
+      .split(',')
+      .map((h) => h.trim().toLowerCase())
+      .filter(Boolean),
+    connectTimeoutMs: Math.max(100, int(env.EXTERNAL_DB_CONNECT_TIMEOUT_MS, 5000)),
+    timeoutMs: Math.max(100, int(env.EXTERNAL_DB_TIMEOUT_MS, 30_000)),
+    maxRows: Math.max(1, int(env.EXTERNAL_DB_MAX_ROWS, 10_000)),
+    poolSize: Math.max(1, int(env.EXTERNAL_DB_POOL_SIZE, 2)),
+    idleMs: Math.max(100, int(env.EXTERNAL_DB_IDLE_MS, 10_000)),
+    maxPools: Math.max(1, int(env.EXTERNAL_DB_MAX_POOLS, 50)),
+  };
+}
 
 /** "https://app.example.com, http://localhost:5173" → the origins; each must be exactly what a browser sends in Origin. */
 function origins(v: string | undefined): string[] {
@@ -211,5 +252,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: Math.max(100, int(env.OUTBOUND_TIMEOUT_MS, 10_000)),
       maxResponseBytes: Math.max(0, int(env.OUTBOUND_MAX_RESPONSE_BYTES, 64 * 1024)),
     },
+    externalDb: externalDbConfig(env),
   };
 }

@@ -14,6 +14,7 @@ import { TenantRegistry } from './tenancy/registry.ts';
 import { syncRegistry } from './tenancy/registry-sync.ts';
 import { BackgroundMigration } from './tenancy/background-migration.ts';
 import { SpareSchemas } from './tenancy/spare-schemas.ts';
+import { ExternalDatabases } from './db/external-db.ts';
 import { PgListener } from './db/pg-listener.ts';
 import { Revocations } from './auth/revocations.ts';
 import { RoleChanges } from './access/role-changes.ts';
@@ -133,6 +134,8 @@ export async function openKernel(config: Config): Promise<Kernel> {
   const listener = config.databases.main ? new PgListener(config.databases.main) : undefined;
   const outbox = new Outbox(config.registrySchema);
   const queues = new JobQueues(dbs, { schema: `${config.registrySchema}_jobs`, poolSize: config.jobsPoolSize, maintain: config.workers });
+  // databases tenants configure (BI's data sources), read-only, under config.externalDb
+  const externalDb = new ExternalDatabases(config.externalDb);
   try {
     await dbs.open();
     await tenants.ensure();
@@ -187,6 +190,7 @@ export async function openKernel(config: Config): Promise<Kernel> {
       unsubscribe();
       await kernel.eventRuntime?.stop();
       await queues.stop();
+      await externalDb.close();
       await listener?.close();
       await dbs.close();
     },
@@ -228,6 +232,7 @@ export async function openKernel(config: Config): Promise<Kernel> {
     signals,
     data: { changes, results: new ResultCache(config.resultCache) },
     menu: menuOf(modules.map((m) => m.manifest)),
+    externalDb,
   });
   kernel.contextFor = async ({ tenant: id, principal, companyId = null, language }) => {
     const tenant = await tenants.find(id);

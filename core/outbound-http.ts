@@ -25,8 +25,8 @@ const NAT64 = ipaddr.IPv6.parseCIDR('64:ff9b::/96');
 // IPv6 global unicast is 2000::/3; ipaddr.js calls ::7f00:1 (IPv4-compatible, outside it) 'unicast' too
 const GLOBAL_V6 = ipaddr.IPv6.parseCIDR('2000::/3');
 
-/** Why an address may not be connected to, or null for a public unicast address. */
-function refusedAddress(address: string): string | null {
+/** Why an address may not be connected to, or null for a public unicast address (also the policy of core/db/external-db.ts). */
+export function refusedAddress(address: string): string | null {
   if (!ipaddr.isValid(address)) return `${address} is not an IP address`;
   let ip = ipaddr.process(address); // ::ffff:127.0.0.1 becomes 127.0.0.1
   if (ip instanceof ipaddr.IPv6 && ip.match(NAT64)) ip = ipaddr.fromByteArray(ip.toByteArray().slice(12));

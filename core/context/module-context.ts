@@ -23,6 +23,7 @@ import type { Clock } from '../clock.ts';
 import type { EntityModel } from '../model/entity-model.ts';
 import { describeEntities, type EntityInfo } from './model-info.ts';
 import { serverVersion, tableSizes } from '../data/table-sizes.ts';
+import type { ExternalDatabases, ExternalDb, ExternalTarget } from '../db/external-db.ts';
 
 export type { Principal };
 
@@ -64,6 +65,8 @@ export interface ContextServices {
   waitForSignal(tenantId: string, topic: string, ms: number, abort?: AbortSignal): Promise<boolean>;
   /** every loaded module's menu entries, in load order */
   menu: MenuEntry[];
+  /** read-only connections to PostgreSQL databases tenants configure, under the kernel's target policy (config "externalDb") */
+  externalDb: ExternalDatabases;
 }
 
 /** A page of the web console a module's manifest lists in its menu. */
@@ -318,6 +321,17 @@ export class ModuleContext {
   /** HTTP calls to addresses outside the runtime (webhook targets), under the kernel's SSRF policy. */
   get http(): Outbound {
     return this.#services.outbound;
+  }
+
+  /**
+   * A PostgreSQL database the tenant configured (a BI data source), read-only:
+   * its schema's tables, and selects with bound values, each in a read-only
+   * transaction with a statement timeout and a row cap, under the kernel's
+   * target policy (no loopback or private address unless configured). Its
+   * connections are this tenant's own. Failures are ExternalDbError, by code.
+   */
+  externalDb(target: ExternalTarget): ExternalDb {
+    return this.#services.externalDb.of(this.tenantId, target);
   }
 
   /**

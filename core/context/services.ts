@@ -15,6 +15,7 @@ import type { EventCatalog } from '../manifest/events.ts';
 import type { FileStore } from '../files/file-store.ts';
 import type { Clock } from '../clock.ts';
 import type { Signals } from '../db/signals.ts';
+import type { ExternalDatabases } from '../db/external-db.ts';
 
 export interface ServiceDeps {
   models: Map<string, EntityModel>;
@@ -41,6 +42,8 @@ export interface ServiceDeps {
   menu: MenuEntry[];
   /** committed changes and the results cached until they happen */
   data?: DataRuntime;
+  /** external PostgreSQL databases under config.externalDb, closed with the kernel */
+  externalDb: ExternalDatabases;
 }
 
 export class KernelServices implements ContextServices {
@@ -50,10 +53,12 @@ export class KernelServices implements ContextServices {
 
   /** every event type of the loaded modules (fixed once the manifests are loaded) */
   readonly eventTypes: string[];
+  readonly externalDb: ExternalDatabases;
 
   constructor(deps: ServiceDeps) {
     this.#deps = deps;
     this.eventTypes = deps.events.types.map((t) => t.type);
+    this.externalDb = deps.externalDb;
   }
 
   get models(): ReadonlyMap<string, EntityModel> {

@@ -28,10 +28,15 @@ const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const INSTANT = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2}))?$/;
 const INT4 = 2_147_483_647;
 
-/** The value as bound for a field of `type`, or a message saying what it should be. */
-function checked(type: string, v: unknown, values?: string[]): { ok: unknown } | { error: string } {
+/**
+ * The value as bound to compare with a column of `type` (a field type; `uuid` is a
+ * `ref`), or a message saying what it should be. Integers are 32 bits unless
+ * `bigint` (a column of another database may be wider).
+ */
+export function filterValue(type: string, v: unknown, values?: string[], opts: { bigint?: boolean } = {}): { ok: unknown } | { error: string } {
   switch (type) {
     case 'integer':
+      if (opts.bigint) return Number.isSafeInteger(v) ? { ok: v } : { error: 'is an integer' };
       return Number.isSafeInteger(v) && Math.abs(v as number) <= INT4 ? { ok: v } : { error: 'is an integer (32 bits)' };
     case 'decimal': {
       const s = typeof v === 'number' && Number.isFinite(v) ? String(v) : v;
@@ -40,6 +45,7 @@ function checked(type: string, v: unknown, values?: string[]): { ok: unknown } |
     case 'boolean':
       return typeof v === 'boolean' ? { ok: v } : { error: 'is true or false' };
     case 'ref':
+    case 'uuid':
       return typeof v === 'string' && UUID.test(v) ? { ok: v } : { error: 'is a UUID' };
     case 'date':
       return isDay(v) ? { ok: v } : { error: 'is a date YYYY-MM-DD (0001..9999)' };
@@ -76,7 +82,7 @@ export function compileFilter(f: Field, filter: FieldFilter, path: string): Frag
   if (op === 'set') return (p) => `${col(p)} is not null`;
   if (op === 'notSet') return (p) => `${col(p)} is null`;
   const one = (v: unknown, at: string) => {
-    const c = checked(f.type, v, f.values);
+    const c = filterValue(f.type, v, f.values);
     if ('error' in c) throw invalid(at, c.error);
     return c.ok;
   };

@@ -4,10 +4,12 @@
 // timeout and a row cap, inside the caller's row-level rules of every table
 // it touches. The answer carries column metadata and the statement's text
 // without values, for the Analytics page.
-import { handler, httpError, Type, validationError, type Analysis, type ModuleContext } from '../../core/plugin-api.ts';
-import { AnalyticsQuery, parseQuery, type ParsedQuery, type Role } from './query.ts';
+import { handler, httpError, Type, validationError, type ModuleContext } from '../../core/plugin-api.ts';
+import { AnalyticsQuery, parseQuery, retargeted, type ParsedQuery, type QueryRun, type Role } from './query.ts';
 import { fieldTypeOf, tablesOf, type BiTable } from './semantic-model.ts';
 import { LIMITS } from './limits.ts';
+import { externalName } from './external-model.ts';
+import { runExternal } from './external-analytics.ts';
 
 const MAX_QUERY_TEXT = 16_000;
 
@@ -48,9 +50,15 @@ function checkQuery(ctx: ModuleContext, input: unknown, tables: BiTable[] = tabl
   return parsed;
 }
 
-/** Runs a query: parsed here, compiled and scoped by the kernel; its error paths point into the query as sent. */
-export async function runQuery(ctx: ModuleContext, input: unknown, tables?: BiTable[]): Promise<Analysis & { table: string; roles: Map<string, Role>; durationMs: number }> {
-  const parsed = checkQuery(ctx, input, tables);
+/**
+ * Runs a query: parsed here, compiled and scoped by the kernel (a table of a
+ * data source: compiled here, run by the kernel on that database); its error
+ * paths point into the query as sent. `app`: the application whose data
+ * sources it may read (a widget's), else the query's own `app`.
+ */
+export async function runQuery(ctx: ModuleContext, input: unknown, opts: { tables?: BiTable[]; app?: string } = {}): Promise<QueryRun> {
+  if (externalName((input as { table?: unknown } | null)?.table)) return runExternal(ctx, input, opts.app);
+  const parsed = checkQuery(ctx, input, opts.tables);
   const started = performance.now();
   try {
     const analysis = await ctx.data(parsed.table).analyze(parsed.aggregate, LIMITS());
@@ -60,25 +68,9 @@ export async function runQuery(ctx: ModuleContext, input: unknown, tables?: BiTa
   }
 }
 
-/** The kernel names parts of its aggregate (/groupBy/1, /measures/total/sum, /filters/0/value): say where they are in the query. */
-function retargeted(err: unknown, parsed: ParsedQuery): unknown {
-  const errors = (err as { errors?: { path: string; message: string }[] }).errors;
-  if (!Array.isArray(errors)) return err;
-  for (const e of errors) {
-    const m = /^\/(groupBy|measures|filters)\/([^/]+)(\/.*)?$/.exec(e.path);
-    if (!m) continue;
-    const base = m[1] === 'measures' ? parsed.origin.measures.get(m[2]) : parsed.origin[m[1] as 'groupBy' | 'filters'][Number(m[2])];
-    if (base === undefined) continue;
-    if (m[1] === 'measures' || (m[1] === 'groupBy' && base.startsWith('/timeDimensions'))) e.path = `${base}/field`;
-    else if (base.endsWith('/dateRange') || m[1] === 'groupBy') e.path = base;
-    else e.path = `${base}${m[3] ?? ''}`;
-  }
-  return err;
-}
-
 /** A query's answer as the API shows it. */
-export async function answer(ctx: ModuleContext, input: unknown, tables?: BiTable[]) {
-  const r = await runQuery(ctx, input, tables);
+export async function answer(ctx: ModuleContext, input: unknown, opts: { tables?: BiTable[]; app?: string } = {}) {
+  const r = await runQuery(ctx, input, opts);
   return {
     table: r.table,
     columns: r.columns.map((c) => ({ name: c.key, type: c.type, label: c.label, role: r.roles.get(c.key) ?? 'dimension' })),

@@ -36,7 +36,7 @@ const Csv = Type.String({
 async function sendCsv(ctx: ModuleContext, input: unknown, reply: { header(name: string, value: string): unknown }) {
   const result = await answer(ctx, input);
   reply.header('content-type', 'text/csv; charset=utf-8');
-  // the table is a name of the semantic model: letters and digits only
+  // the table is a name of the semantic model: letters, digits, _ and a dot only
   reply.header('content-disposition', `attachment; filename="${result.table}.csv"`);
   reply.header('x-content-type-options', 'nosniff');
   return toCsv(result);

@@ -1,6 +1,7 @@
 // The BI module's code beyond its manifest (manifests/bi.json): the semantic
-// model over the loaded manifests, the analytics query language, and the rules
-// of applications, sheets and widgets. Who sees which application is the
+// model over the loaded manifests and the applications' external data sources
+// (PostgreSQL databases, read-only), the analytics query language, and the
+// rules of applications, sheets and widgets. Who sees which application is the
 // manifest's relational grants; what analytics shows is the caller's own rights
 // to every table involved, compiled by the kernel. Its console pages: an
 // application's pages (sheets), a sheet's dashboard and the analytics builder.
@@ -15,6 +16,7 @@ import { getSheetData } from './render.ts';
 import { sheetsPage } from './sheets-page.ts';
 import { dashboardPage } from './dashboard-page.ts';
 import { analyticsPage } from './analytics-page.ts';
+import { createDataSource, dataSourceHooks, refreshDataSource } from './data-sources.ts';
 
 export const handlers: PluginModule['handlers'] = {
   setSheetOrder,
@@ -28,12 +30,15 @@ export const handlers: PluginModule['handlers'] = {
   getAnalyticsCsv,
   getPostedAnalyticsCsv,
   getSheetData,
+  createDataSource,
+  refreshDataSource,
 };
 
 export const hooks: PluginModule['hooks'] = {
   BiApp: appHooks,
   BiAppMember: memberHooks,
   BiWidget: widgetHooks,
+  BiDataSource: dataSourceHooks,
 };
 
 export const pages: PluginModule['pages'] = {

@@ -13,3 +13,6 @@ export const LIMITS = () => ({
   timeoutMs: setting('BI_QUERY_TIMEOUT_MS', DEFAULT_TIMEOUT_MS, 600_000),
   maxRows: setting('BI_MAX_ROWS', DEFAULT_MAX_ROWS, 10_000),
 });
+
+/** What a data source's test keeps of its schema: tables (by name) and usable columns per table. */
+export const SOURCE_LIMITS = { maxTables: 500, maxColumns: 300 };

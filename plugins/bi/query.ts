@@ -5,21 +5,25 @@
 // turned into the kernel's aggregate (ctx.data(table).analyze), which looks
 // every name up in the model, binds every value and applies the caller's
 // row-level rules of every table involved: no text of the query reaches SQL.
-import { addDays, FILTER_OPS, Type, validationError, type AggregateQuery, type FieldFilter, type GroupKey, type Measure } from '../../core/plugin-api.ts';
+import { addDays, FILTER_OPS, Type, validationError, type AggregateQuery, type Analysis, type FieldFilter, type GroupKey, type Measure } from '../../core/plugin-api.ts';
 
 export const AGGREGATIONS = ['count', 'countDistinct', 'sum', 'avg', 'min', 'max'] as const;
 export const GRANULARITIES = ['day', 'week', 'month', 'quarter', 'year'] as const;
 export type Role = 'dimension' | 'measure' | 'time';
 
 const NAME = '^[A-Za-z_][A-Za-z0-9_.]{0,99}$';
-const FIELD = '^[A-Za-z][A-Za-z0-9]{0,62}(\\.[A-Za-z][A-Za-z0-9]{0,62}){0,3}$';
+// entity fields are camelCase; a data source's columns may hold _ (order_date)
+const FIELD = '^[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62}){0,3}$';
+/** an entity (Opportunity), or a table of one of the application's data sources (warehouse.orders) */
+const TABLE = '^([A-Z][A-Za-z0-9]{0,62}|[a-z][a-z0-9_]{0,39}\\.[A-Za-z_][A-Za-z0-9_]{0,62})$';
 const DAY = '^\\d{4}-\\d{2}-\\d{2}$';
 const FilterValue = Type.Union([Type.String({ maxLength: 1000 }), Type.Number(), Type.Boolean()]);
 
 /** The query's JSON Schema: POST /api/bi/analytics's body, and what ?query= must parse to. */
 export const AnalyticsQuery = Type.Object(
   {
-    table: Type.String({ pattern: '^[A-Z][A-Za-z0-9]{0,62}$', description: 'an entity of GET /api/bi/app-tables' }),
+    table: Type.String({ pattern: TABLE, description: 'a table of GET /api/bi/app-tables: an entity, or `<source>.<table>` of a data source of the application `app`' }),
+    app: Type.Optional(Type.String({ format: 'uuid', description: "the application whose data sources' tables the query may name (GET /api/bi/schema?app=…)" })),
     measures: Type.Optional(
       Type.Array(
         Type.Object(
@@ -86,8 +90,13 @@ export const AnalyticsQuery = Type.Object(
   { additionalProperties: false, $id: 'BiAnalyticsQuery', description: 'an analytics query (README "BI module")' },
 );
 
+/** A query's result with what the answer shows beside it. */
+export type QueryRun = Analysis & { table: string; roles: Map<string, Role>; durationMs: number };
+
 export interface ParsedQuery {
   table: string;
+  /** the application whose data sources the query may read */
+  app?: string;
   aggregate: AggregateQuery;
   /** each result column's role, by name */
   roles: Map<string, Role>;
@@ -103,6 +112,8 @@ const isObject = (v: unknown): v is Json => !!v && typeof v === 'object' && !Arr
 const NAME_RE = new RegExp(NAME);
 const FIELD_RE = new RegExp(FIELD);
 const DAY_RE = new RegExp(DAY);
+const TABLE_RE = new RegExp(TABLE);
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function only(obj: Json, keys: string[], path: string): void {
   const extra = Object.keys(obj).find((k) => !keys.includes(k));
@@ -129,8 +140,9 @@ function oneOf<T extends string>(v: unknown, path: string, values: readonly T[])
  */
 export function parseQuery(input: unknown, timeZone: string, fieldType: (table: string, path: string) => string | undefined): ParsedQuery {
   if (!isObject(input)) throw bad('', 'is a query object');
-  only(input, ['table', 'measures', 'dimensions', 'timeDimensions', 'filters', 'order', 'limit', 'offset'], '');
-  const table = str(input.table, '/table', /^[A-Z][A-Za-z0-9]{0,62}$/, 'an entity name');
+  only(input, ['table', 'app', 'measures', 'dimensions', 'timeDimensions', 'filters', 'order', 'limit', 'offset'], '');
+  const table = str(input.table, '/table', TABLE_RE, 'an entity name or `<source>.<table>`');
+  const app = input.app === undefined ? undefined : str(input.app, '/app', UUID_RE, 'the id of an application');
   const roles = new Map<string, Role>();
   const fields: ParsedQuery['fields'] = [];
   const origin: ParsedQuery['origin'] = { groupBy: [], measures: new Map(), filters: [] };
@@ -211,7 +223,23 @@ export function parseQuery(input: unknown, timeZone: string, fieldType: (table: 
   const aggregate: AggregateQuery = { groupBy, measures, filters, ...(orderBy.length ? { orderBy: orderBy.join(',') } : {}) };
   if (limit !== undefined) aggregate.limit = limit;
   if (offset !== undefined) aggregate.offset = offset;
-  return { table, aggregate, roles, fields, origin };
+  return { table, ...(app ? { app } : {}), aggregate, roles, fields, origin };
+}
+
+/** The kernel names parts of its aggregate (/groupBy/1, /measures/total/sum, /filters/0/value): say where they are in the query. */
+export function retargeted(err: unknown, parsed: ParsedQuery): unknown {
+  const errors = (err as { errors?: { path: string; message: string }[] }).errors;
+  if (!Array.isArray(errors)) return err;
+  for (const e of errors) {
+    const m = /^\/(groupBy|measures|filters)\/([^/]+)(\/.*)?$/.exec(e.path);
+    if (!m) continue;
+    const base = m[1] === 'measures' ? parsed.origin.measures.get(m[2]) : parsed.origin[m[1] as 'groupBy' | 'filters'][Number(m[2])];
+    if (base === undefined) continue;
+    if (m[1] === 'measures' || (m[1] === 'groupBy' && base.startsWith('/timeDimensions'))) e.path = `${base}/field`;
+    else if (base.endsWith('/dateRange') || m[1] === 'groupBy') e.path = base;
+    else e.path = `${base}${m[3] ?? ''}`;
+  }
+  return err;
 }
 
 /** A date range as two filters: from the first day's start to the last day's end, in the tenant's zone for datetime fields. */

@@ -65,7 +65,7 @@ export const getSheetData = handler(
   },
   async (ctx, request) => {
     const sheetId = request.params.id;
-    await ctx.data('BiSheet').read(sheetId);
+    const sheet = await ctx.data('BiSheet').read(sheetId);
     const widgets = await ctx.data('BiWidget').find({ sheetId }, { limit: 500, orderBy: 'y,x' });
     const queries = await queriesOf(ctx, widgets);
     const tables = tablesOf(ctx);
@@ -74,7 +74,8 @@ export const getSheetData = handler(
     const dataOf = (query: unknown) => {
       const key = JSON.stringify(query);
       let p = running.get(key);
-      if (!p) running.set(key, (p = limit(() => answer(ctx, query, tables))));
+      // a widget's query reads the data sources of its sheet's application
+      if (!p) running.set(key, (p = limit(() => answer(ctx, query, { tables, app: sheet.appId as string }))));
       return p;
     };
     const out = await Promise.all(

@@ -4,10 +4,11 @@
 // dimension (dates and datetimes), and each reference between two such
 // tables a relation. Nothing is declared twice: a new module's entities
 // appear here as soon as it is loaded and the caller holds its codes.
-import { handler, Type, type EntityInfo, type FieldInfo, type ModuleContext } from '../../core/plugin-api.ts';
+import { handler, Type, type EntityInfo, type FieldInfo, type ModuleContext, type Row } from '../../core/plugin-api.ts';
 import { AGGREGATIONS, GRANULARITIES, type Role } from './query.ts';
 import { FILTER_OPS } from '../../core/plugin-api.ts';
 import { LIMITS } from './limits.ts';
+import type { SourceTable } from './external-model.ts';
 
 /** Field types analytics cannot group, measure or filter (documents, texts stored per language). */
 const UNUSABLE = new Set(['json']);
@@ -25,7 +26,10 @@ export interface BiField {
 export interface BiTable {
   name: string;
   label: string;
+  /** the module declaring the entity; "external" for a table of a data source */
   module: string;
+  /** a data source's table: the source's name */
+  source?: string;
   description?: string;
   fields: BiField[];
 }
@@ -57,6 +61,26 @@ export function tablesOf(ctx: ModuleContext): BiTable[] {
         ...(f.values ? { values: f.values } : {}),
       })),
     }));
+}
+
+/** A data source row's tables in the semantic model, named `<source>.<table>` (an entity's name has no dot). */
+function sourceTablesIn(source: Row): BiTable[] {
+  return ((source.tables ?? []) as SourceTable[]).map((t) => ({
+    name: `${source.name}.${t.name}`,
+    label: t.label,
+    module: 'external',
+    source: source.name as string,
+    ...(t.description ? { description: t.description } : {}),
+    fields: t.columns.map((c) => ({ name: c.name, label: c.label, type: c.type, role: roleOf(c.type), ...(c.values ? { values: c.values } : {}) })),
+  }));
+}
+
+/** The tables of application `app`'s data sources (none without one); 404 for an application the caller cannot read. */
+async function appTablesOf(ctx: ModuleContext, app: string | undefined): Promise<BiTable[]> {
+  if (!app) return [];
+  await ctx.data('BiApp').read(app);
+  const sources = await ctx.data('BiDataSource').find({ appId: app }, { limit: 1000, orderBy: 'name' });
+  return sources.flatMap(sourceTablesIn);
 }
 
 export interface BiRelation {
@@ -104,7 +128,17 @@ const Field = Type.Object(
   },
   { additionalProperties: false },
 );
-const Table = Type.Object({ name: Type.String(), label: Type.String(), module: Type.String(), description: Type.Optional(Type.String()), fields: Type.Array(Field) }, { additionalProperties: false });
+const Table = Type.Object(
+  {
+    name: Type.String({ description: 'an entity, or `<source>.<table>` of a data source of the application asked for' }),
+    label: Type.String(),
+    module: Type.String({ description: 'the module declaring the entity; external for a data source table' }),
+    source: Type.Optional(Type.String({ description: "a data source table: the source's name" })),
+    description: Type.Optional(Type.String()),
+    fields: Type.Array(Field),
+  },
+  { additionalProperties: false },
+);
 const Relation = Type.Object(
   {
     name: Type.String(),
@@ -118,18 +152,24 @@ const Relation = Type.Object(
   { additionalProperties: false },
 );
 const NoQuery = Type.Object({}, { additionalProperties: false });
+const AppQuery = Type.Object(
+  { app: Type.Optional(Type.String({ format: 'uuid', description: "an application: its data sources' tables are listed too (404 for one the caller cannot read)" })) },
+  { additionalProperties: false },
+);
 const listOf = (item: typeof Table | typeof Relation, description: string) =>
   Type.Object({ items: Type.Array(item), page: Type.Integer(), size: Type.Integer(), total: Type.Integer() }, { additionalProperties: false, description });
 
 const all = <T>(items: T[]) => ({ items, page: 1, size: items.length, total: items.length });
 
-export const listTables = handler({ querystring: NoQuery, response: { 200: listOf(Table, 'The tables the caller may read, with the fields they may read') } }, async (ctx) => all(tablesOf(ctx)));
+export const listTables = handler({ querystring: AppQuery, response: { 200: listOf(Table, 'The tables the caller may read, with the fields they may read') } }, async (ctx, request) =>
+  all([...tablesOf(ctx), ...(await appTablesOf(ctx, request.query.app))]),
+);
 
 export const listRelations = handler({ querystring: NoQuery, response: { 200: listOf(Relation, 'References between tables the caller may read') } }, async (ctx) => all(relationsOf(tablesOf(ctx))));
 
 export const getSchema = handler(
   {
-    querystring: NoQuery,
+    querystring: AppQuery,
     response: {
       200: Type.Object(
         {
@@ -144,11 +184,12 @@ export const getSchema = handler(
       ),
     },
   },
-  async (ctx) => {
+  async (ctx, request) => {
     const tables = tablesOf(ctx);
     const limits = LIMITS();
     return {
-      tables,
+      // a data source's tables have no relations: they join no other table
+      tables: [...tables, ...(await appTablesOf(ctx, request.query.app))],
       relations: relationsOf(tables),
       aggregations: [...AGGREGATIONS],
       granularities: [...GRANULARITIES],
