@@ -1,10 +1,15 @@
-// Which database errors mean "the database cannot be reached right now" rather
+// Which database errors mean "the database cannot take this right now" rather
 // than "this request is wrong": a refused or dropped connection, a server
 // shutting down or starting, a full server, a pool that hands out no connection
-// in time. Those answer 503 with Retry-After, never 500.
+// in time, a transaction rolled back for a deadlock. Those answer 503 with
+// Retry-After, never 500.
 
-/** SQLSTATE classes and codes of an unreachable or restarting server. */
-const UNAVAILABLE_STATES = /^(08|57P0[1-4]|53300|53400)/;
+/**
+ * SQLSTATE classes and codes of an unreachable or restarting server, and of a
+ * transaction the server rolled back to let another go on (40001 serialization
+ * failure, 40P01 deadlock): all worth the same request again a moment later.
+ */
+const UNAVAILABLE_STATES = /^(08|57P0[1-4]|53300|53400|40001|40P01)/;
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED']);
 // pg and pg-pool say these in words only, with no code
 const NETWORK_MESSAGES =

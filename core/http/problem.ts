@@ -120,7 +120,7 @@ export function mapError(err: FastifyError & { errors?: FieldError[] }): Mapped 
   if (err.code && err.code in FASTIFY_CODES) return { code: FASTIFY_CODES[err.code], detail: err.message };
   const db = fromDatabase(err);
   if (db) return db;
-  if (isDatabaseUnavailable(err)) return { code: 'DATABASE_UNAVAILABLE', detail: 'the database does not answer right now; retry after the seconds Retry-After names' };
+  if (isDatabaseUnavailable(err)) return { code: 'DATABASE_UNAVAILABLE', detail: 'the database cannot take this request right now; retry after the seconds Retry-After names' };
   if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) return { code: BY_STATUS[err.statusCode] ?? 'VALIDATION_FAILED', detail: err.message };
   return { code: 'INTERNAL' };
 }

@@ -135,8 +135,15 @@ export async function moveTenant(kernel: Deps, id: string, to: string, opts: Mov
       const sctx = sem.getTransactionContext();
       const srun: Run = (sql, params = []) => sem.getConnection().execute(sql, params as unknown[], 'all', sctx);
       const order = await tablesInOrder(srun, schema);
-      // writes wait from here (EXCLUSIVE conflicts with every row lock; plain reads go on)
-      await srun(`lock table ${order.map((t) => `"${schema}"."${t}"`).join(', ')} in exclusive mode`);
+      // writes wait from here (EXCLUSIVE conflicts with every row lock; plain reads go on). Referencing tables
+      // first: a write locks its own table, then (checking its references) the tables it points at, so taking
+      // ours in the same order does not deadlock with it
+      await srun(
+        `lock table ${[...order]
+          .reverse()
+          .map((t) => `"${schema}"."${t}"`)
+          .join(', ')} in exclusive mode`,
+      );
       heldAt = performance.now();
       tables = await target.em.fork().transactional(async (tem) => {
         const tctx = tem.getTransactionContext();

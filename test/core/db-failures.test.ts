@@ -1,0 +1,20 @@
+// Which database errors are worth the same request again a moment later (503
+// DATABASE_UNAVAILABLE with Retry-After) and which say the request is wrong.
+import t from 'tap';
+import { isDatabaseUnavailable } from '../../core/db/failures.ts';
+import { mapError } from '../../core/http/problem.ts';
+
+const pgError = (code: string, message = 'from PostgreSQL') => Object.assign(new Error(message), { code });
+
+t.test('retryable: the server unreachable or restarting, a transaction rolled back to let another go on', async (t) => {
+  for (const code of ['08006', '57P01', '57P03', '53300', '40001', '40P01', 'ECONNRESET', 'ECONNREFUSED']) {
+    t.ok(isDatabaseUnavailable(pgError(code)), code);
+  }
+  t.ok(isDatabaseUnavailable(new Error('wrapped', { cause: pgError('40P01', 'deadlock detected') })), 'a cause counts too');
+  t.same(mapError(pgError('40P01', 'deadlock detected') as never).code, 'DATABASE_UNAVAILABLE', 'a deadlock victim answers 503, not 500');
+});
+
+t.test('not retryable: the request itself', async (t) => {
+  for (const code of ['23505', '23503', '22003', '42P01', '42703', '25006']) t.notOk(isDatabaseUnavailable(pgError(code)), code);
+  t.notOk(isDatabaseUnavailable(new Error('something else')));
+});
