@@ -62,19 +62,27 @@ export function checkTargetUrl(url: string, allowPrivate: boolean): string | nul
   return 'reason' in inspected ? inspected.reason : null;
 }
 
-type Resolve = (hostname: string) => Promise<LookupAddress[]>;
+/** Resolves a host name to all its addresses (the system resolver, or a test's). */
+export type Resolve = (hostname: string) => Promise<LookupAddress[]>;
 
-/** The socket's lookup: resolves, then refuses the host if any of its addresses is refused. */
-function guardedLookup(resolve: Resolve, allowPrivate: boolean): LookupFunction {
+export const systemResolve: Resolve = (host) => dns.lookup(host, { all: true });
+
+/**
+ * A socket's lookup that resolves, then refuses the host if any of its addresses
+ * `refused` judges refused (one refused address refuses them all: a rebinding
+ * name may answer with a public and a private one). `fail` makes the error of a
+ * name without an address and of a refused one. Webhooks use it, and the
+ * external databases of core/db/external-db.ts.
+ */
+export function guardedLookup(resolve: Resolve, refused: (hostname: string, address: string) => string | null, fail: (kind: 'no-address' | 'refused', message: string) => Error): LookupFunction {
   return (hostname, options, callback) => {
     const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : options.family;
     resolve(hostname)
       .then((found) => {
         const addresses = family ? found.filter((a) => a.family === family) : found;
-        if (addresses.length === 0) throw new OutboundError('NETWORK', `${hostname} has no address`);
-        // one refused address refuses them all: a rebinding name may answer with a public and a private one
-        const refused = allowPrivate ? undefined : addresses.map((a) => refusedAddress(a.address)).find((why) => why !== null);
-        if (refused) throw new OutboundError('REFUSED_TARGET', `${hostname} resolves to a refused address: ${refused}`);
+        if (addresses.length === 0) throw fail('no-address', `${hostname} has no address`);
+        const why = addresses.map((a) => refused(hostname, a.address)).find((w) => w !== null);
+        if (why) throw fail('refused', `${hostname} resolves to a refused address: ${why}`);
         return addresses;
       })
       .then(
@@ -103,7 +111,11 @@ export interface PostJsonResult {
 export async function postJson(url: string, body: string, headers: Record<string, string>, opts: PostJsonOptions): Promise<PostJsonResult> {
   const target = inspect(url, opts.allowPrivate);
   if ('reason' in target) throw new OutboundError(target.code, target.reason);
-  const lookup = guardedLookup(opts.lookup ?? ((host) => dns.lookup(host, { all: true })), opts.allowPrivate);
+  const lookup = guardedLookup(
+    opts.lookup ?? systemResolve,
+    (_host, address) => (opts.allowPrivate ? null : refusedAddress(address)),
+    (kind, message) => new OutboundError(kind === 'refused' ? 'REFUSED_TARGET' : 'NETWORK', message),
+  );
   const signal = AbortSignal.timeout(opts.timeoutMs); // covers lookup, connect, TLS, upload and the whole answer
   const started = performance.now();
   const send = target.url.protocol === 'https:' ? httpsRequest : httpRequest;

@@ -13,11 +13,10 @@
 // closed when idle; only so many sources keep a pool at once, so thousands of
 // tenants do not hold thousands of connections.
 import { createHash } from 'node:crypto';
-import { promises as dns } from 'node:dns';
 import { isIP, Socket, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import type { ExternalDbConfig } from '../config.ts';
-import { refusedAddress } from '../outbound-http.ts';
+import { guardedLookup, refusedAddress, systemResolve } from '../outbound-http.ts';
 import pg, { type QueryResult } from './pg.ts';
 import { describeSchema, type ExternalSchema, type Run } from './external-schema.ts';
 import { ExternalDbError, type ExternalDbErrorCode } from './external-error.ts';
@@ -283,24 +282,13 @@ export class ExternalDatabases {
     return socket;
   }
 
-  /** Resolves, then refuses the host if any of its addresses is refused: a rebinding name may answer with a public and a private one. */
+  /** The guarded lookup of outbound-http.ts, judged by this policy (EXTERNAL_DB_ALLOW_*). */
   #lookup(): LookupFunction {
-    const resolve = this.#config.lookup ?? ((host: string) => dns.lookup(host, { all: true }));
-    return (hostname, options, callback) => {
-      const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : options.family;
-      resolve(hostname)
-        .then((found) => {
-          const addresses = family ? found.filter((a) => a.family === family) : found;
-          if (addresses.length === 0) throw new ExternalDbError('UNREACHABLE', `${hostname} has no address`);
-          const refused = addresses.map((a) => this.#refused(hostname.toLowerCase(), a.address)).find((why) => why !== null);
-          if (refused) throw new ExternalDbError('REFUSED_TARGET', `${hostname} resolves to a refused address: ${refused}`);
-          return addresses;
-        })
-        .then(
-          (addresses) => (options.all ? callback(null, addresses) : callback(null, addresses[0].address, addresses[0].family)),
-          (err: Error) => callback(err, '', 0),
-        );
-    };
+    return guardedLookup(
+      this.#config.lookup ?? systemResolve,
+      (host, address) => this.#refused(host.toLowerCase(), address),
+      (kind, message) => new ExternalDbError(kind === 'refused' ? 'REFUSED_TARGET' : 'UNREACHABLE', message),
+    );
   }
 }
 
