@@ -81,9 +81,6 @@ export function assertServing(tenant: Tenant): void {
   }
 }
 
-/** how long announcements are gathered before their tenants are read again, in one query */
-const REFRESH_DELAY_MS = 20;
-
 export const schemaFor = (tenantId: string) => `tenant_${tenantId.replace(/-/g, '_')}`;
 export const isTenantId = (id: string) => TENANT_ID.test(id);
 
@@ -92,9 +89,6 @@ export class TenantRegistry {
   #table: string;
   #schema: string;
   #cache = new Map<string, Tenant>();
-  /** announced by another process, to be read again (refreshSoon) */
-  #stale = new Set<string>();
-  #refreshScheduled = false;
 
   constructor(dbs: Databases, schema = 'platform') {
     if (!REGISTRY_SCHEMA_PATTERN.test(schema)) throw new Error(`invalid registry schema "${schema}"`);
@@ -161,17 +155,15 @@ export class TenantRegistry {
     return ((await run(`select 1 from ${this.#table} where id = ?`, [id])) as unknown[]).length > 0;
   }
 
-  /**
-   * The schema holds `digest`'s tables: recorded, any earlier migration failure
-   * cleared, and every process told. A server migrating the same tenants in the
-   * background then serves this one at once instead of answering 503 until its
-   * own run reaches it (and a failed tenant is served again everywhere).
-   */
+  /** The schema holds `digest`'s tables: recorded, and any earlier migration failure cleared. */
   async setDigest(id: string, digest: string): Promise<void> {
-    await this.#conn().execute(`update ${this.#table} set schema_digest = ?, migration_error = null, updated_at = now() where id = ?`, [digest, id]);
+    const rows = (await this.#conn().execute(
+      `update ${this.#table} set schema_digest = ?, migration_error = null, updated_at = now() where id = ? returning (select migration_error is not null from ${this.#table} where id = ?) as "hadError"`,
+      [digest, id, id],
+    )) as { hadError: boolean }[];
     const t = this.#cache.get(id);
     if (t) Object.assign(t, { schemaDigest: digest, migrationError: null });
-    await this.announce(id);
+    if (rows[0]?.hadError) await this.announce(id);
   }
 
   /** The tenant's schema could not be migrated: every process refuses its requests until a migration succeeds. */
@@ -206,42 +198,6 @@ export class TenantRegistry {
 
   forget(id: string): void {
     this.#cache.delete(id);
-  }
-
-  /**
-   * Another process changed the tenant (registry-sync.ts): its cached row is read
-   * again a moment later, in place, with every other tenant announced meanwhile in
-   * the same query (a migration announces thousands). A tenant not cached is read
-   * on its next use anyway.
-   */
-  refreshSoon(id: string): void {
-    if (!this.#cache.has(id)) return;
-    this.#stale.add(id);
-    if (this.#refreshScheduled) return;
-    this.#refreshScheduled = true;
-    setTimeout(() => {
-      void this.#refreshStale().finally(() => (this.#refreshScheduled = false));
-    }, REFRESH_DELAY_MS).unref();
-  }
-
-  async #refreshStale(): Promise<void> {
-    while (this.#stale.size) {
-      const ids = [...this.#stale].slice(0, 500);
-      for (const id of ids) this.#stale.delete(id);
-      try {
-        const rows = (await this.#conn().execute(`select ${COLUMNS} from ${this.#table} where id in (${ids.map(() => '?').join(', ')})`, ids)) as Tenant[];
-        const byId = new Map(rows.map((r) => [r.id, r]));
-        for (const id of ids) {
-          const row = byId.get(id);
-          const cached = this.#cache.get(id);
-          if (!row) this.#cache.delete(id);
-          else if (cached) Object.assign(cached, row);
-        }
-      } catch {
-        // unread (the database went away, the kernel closed): forgotten, so the next use reads them
-        for (const id of ids) this.#cache.delete(id);
-      }
-    }
   }
 
   /** How many tenants each connection key holds (keys without a tenant are absent). */
