@@ -15,14 +15,14 @@ const NAME = '^[A-Za-z_][A-Za-z0-9_.]{0,99}$';
 // entity fields are camelCase; a data source's columns may hold _ (order_date)
 const FIELD = '^[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62}){0,3}$';
 /** an entity (Opportunity), or a table of one of the application's data sources (warehouse.orders) */
-const TABLE = '^([A-Z][A-Za-z0-9]{0,62}|[a-z][a-z0-9_]{0,39}\\.[A-Za-z_][A-Za-z0-9_]{0,62})$';
+const TABLE = '^([A-Z][A-Za-z0-9]{0,62}|[a-z][a-z0-9_]{0,39}\\.[A-Za-z_][A-Za-z0-9_]{0,62}|query:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$';
 const DAY = '^\\d{4}-\\d{2}-\\d{2}$';
 const FilterValue = Type.Union([Type.String({ maxLength: 1000 }), Type.Number(), Type.Boolean()]);
 
 /** The query's JSON Schema: POST /api/bi/analytics's body, and what ?query= must parse to. */
 export const AnalyticsQuery = Type.Object(
   {
-    table: Type.String({ pattern: TABLE, description: 'a table of GET /api/bi/app-tables: an entity, or `<source>.<table>` of a data source of the application `app`' }),
+    table: Type.String({ pattern: TABLE, description: 'a table of GET /api/bi/app-tables: an entity, `<source>.<table>` of a data source of the application `app`, or `query:<id>`, a saved query of that application' }),
     app: Type.Optional(Type.String({ format: 'uuid', description: "the application whose data sources' tables the query may name (GET /api/bi/schema?app=…)" })),
     measures: Type.Optional(
       Type.Array(
@@ -141,7 +141,7 @@ function oneOf<T extends string>(v: unknown, path: string, values: readonly T[])
 export function parseQuery(input: unknown, timeZone: string, fieldType: (table: string, path: string) => string | undefined): ParsedQuery {
   if (!isObject(input)) throw bad('', 'is a query object');
   only(input, ['table', 'app', 'measures', 'dimensions', 'timeDimensions', 'filters', 'order', 'limit', 'offset'], '');
-  const table = str(input.table, '/table', TABLE_RE, 'an entity name or `<source>.<table>`');
+  const table = str(input.table, '/table', TABLE_RE, 'an entity name, `<source>.<table>` or `query:<id>`');
   const app = input.app === undefined ? undefined : str(input.app, '/app', UUID_RE, 'the id of an application');
   const roles = new Map<string, Role>();
   const fields: ParsedQuery['fields'] = [];
