@@ -10,10 +10,11 @@ export type { EntityHooks, WriteEvent, BeforeWriteEvent } from './context/hooks.
 export type { ModuleContext, EntityData, Principal, EnqueueOptions, MenuEntry } from './context/module-context.ts';
 export { EVENT_PATTERN, matchesPattern } from './manifest/events.ts';
 export type { Row, Dto } from './crud/row-mapper.ts';
-export type { AggregateQuery, AggregateRow, AggregateColumn, GroupKey, Measure, FieldFilter } from './crud/aggregate.ts';
+export type { AggregateQuery, AggregateRow, AggregateColumn, GroupKey, Measure, FieldFilter, TypedColumn } from './crud/aggregate.ts';
 export type { Analysis } from './crud/crud-service.ts';
 export type { EntityInfo, FieldInfo } from './context/model-info.ts';
 export { FILTER_OPS, filterValue, type FilterOp } from './crud/aggregate-filters.ts';
+export { compileColumnAggregate, type ColumnStatement, type ColumnTable } from './crud/column-aggregate.ts';
 export type { Authenticator, Authentication } from './context/authenticators.ts';
 export { SYSTEM } from './access/principal.ts';
 export { validationError } from './context/module-context.ts';

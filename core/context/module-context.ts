@@ -5,7 +5,8 @@
 // kernel.contextFor(). It holds no Kernel, no unscoped EntityManager and no
 // secret: every read and write goes through CrudService and so through the
 // scope compiler. `system()` is the one, greppable, escape hatch.
-import type { Analysis, CrudContext, ListQuery, Page, WriteOptions, Bound } from '../crud/crud-service.ts';
+import type { Analysis, AnalyzeOptions, CrudContext, ListQuery, Page, WriteOptions, Bound } from '../crud/crud-service.ts';
+import type { TypedColumn } from '../crud/aggregate.ts';
 import type { CrudService } from '../crud/crud-service.ts';
 import type { Dto, Row } from '../crud/row-mapper.ts';
 import type { AggregateQuery, AggregateRow } from '../crud/aggregate.ts';
@@ -127,10 +128,14 @@ export interface EntityData {
    * The same aggregate for analytics: in a read-only transaction of its own
    * with a statement timeout (422 beyond it) and a row cap (`truncated`),
    * answering the columns (key, type, label) and the statement's text without
-   * values. Outside ctx.transaction() only.
+   * values. Outside ctx.transaction() only. Cached per statement and the
+   * generations of the tables it reads unless `cache: false`
+   * (crud/result-cache.ts). `then`: aggregate its groups again, in the same
+   * statement (crud/column-aggregate.ts).
    */
-  /** cached per statement and the generations of the tables it reads unless `cache: false` (crud/result-cache.ts) */
-  analyze(query: AggregateQuery, opts: { timeoutMs: number; maxRows: number; cache?: boolean }): Promise<Analysis>;
+  analyze(query: AggregateQuery, opts: AnalyzeOptions): Promise<Analysis>;
+  /** the result columns of `query` for this caller, typed as a table `then` may read (400/403 as analyze); nothing runs */
+  resultColumns(query: AggregateQuery): TypedColumn[];
   /** 404 unless the caller can read it */
   read(id: string): Promise<Row>;
   /**
@@ -208,6 +213,7 @@ export class ModuleContext {
       count: (where = {}) => service.count(ctx, where),
       aggregate: (query) => service.aggregate(ctx, query),
       analyze: (query, opts) => service.analyze(ctx, query, opts),
+      resultColumns: (query) => service.resultColumns(ctx, query),
       read: (id) => service.read(ctx, id),
       lock: async (id, opts = {}) => {
         if (!ctx.tx) throw new Error('lock() needs a transaction: call it inside ctx.transaction()');

@@ -64,12 +64,30 @@ export interface AggregateColumn {
   label: string;
 }
 
+/** A column an aggregate may name: its API type and how PostgreSQL holds it. */
+/** (a table of another database, the groups of another aggregate: crud/column-aggregate.ts) */
+export interface TypedColumn {
+  /** as queries name it */
+  name: string;
+  label: string;
+  /** integer, decimal, string, uuid, boolean, date, datetime or enum */
+  type: string;
+  /** the PostgreSQL type (int8, numeric, timestamptz…): how values are bound and compared */
+  dbType: string;
+  scale?: number;
+  values?: string[];
+  /** the column's SQL name, when it is not `name` */
+  column?: string;
+}
+
 /** A statement ready to run: its text (values only as $n), values, columns and how rows become results. */
 export interface AggregateStatement {
   sql: string;
   values: unknown[];
   columns: AggregateColumn[];
   shape(rows: Record<string, unknown>[]): AggregateRow[];
+  /** the result as a table of typed columns (c0, c1, … in a derived statement), for an aggregate over it (column-aggregate.ts) */
+  derived: TypedColumn[];
 }
 
 const KINDS = ['count', 'countDistinct', 'sum', 'avg', 'min', 'max'] as const;
@@ -90,8 +108,12 @@ export async function aggregate(em: EntityManager, p: Params, source: AggregateS
   return statement.shape(await run(em, statement.sql, statement.values));
 }
 
-/** The one statement of `query`, without running it. */
-export function compileAggregate(p: Params, source: AggregateSource, scope: Fragment, query: AggregateQuery, opts: { maxLimit?: number; peek?: boolean } = {}): AggregateStatement {
+/**
+ * The one statement of `query`, without running it. `derived`: its groups as
+ * a table for another aggregate (raw values in columns c0, c1, …; a limit only
+ * when the query names one).
+ */
+export function compileAggregate(p: Params, source: AggregateSource, scope: Fragment, query: AggregateQuery, opts: { maxLimit?: number; peek?: boolean; derived?: boolean } = {}): AggregateStatement {
   const maxLimit = opts.maxLimit ?? MAX_LIMIT;
   const { model } = source;
   const fields = new FieldResolver(source);
@@ -101,12 +123,13 @@ export function compileAggregate(p: Params, source: AggregateSource, scope: Frag
     return f;
   };
   if (query.groupBy !== undefined && !Array.isArray(query.groupBy)) throw invalid('/groupBy', 'is a list');
-  const keys: { key: string; inner: Fragment; outer: (col: string) => string; type: string; label: string }[] = [];
+  // outer: as the API shows it; raw and as: as an aggregate over this one reads it
+  const keys: { key: string; inner: Fragment; outer: (col: string) => string; type: string; label: string; raw?: (col: string) => string; as: Held }[] = [];
   (query.groupBy ?? []).forEach((g, i) => {
     const path = `/groupBy/${i}`;
     if (typeof g === 'string') {
       const f = field(g, path, SCALAR, 'grouped by');
-      keys.push({ key: f.name, inner: f.value, outer: (col) => shaped(f.type, col), type: f.type, label: f.label });
+      keys.push({ key: f.name, inner: f.value, outer: (col) => shaped(f.type, col), type: f.type, label: f.label, as: held(f) });
       return;
     }
     if (!g || typeof g !== 'object' || !GRANULARITIES.has(g.by) || (g.as !== undefined && typeof g.as !== 'string')) {
@@ -117,11 +140,11 @@ export function compileAggregate(p: Params, source: AggregateSource, scope: Frag
     if (f.type === 'datetime' && (typeof zone !== 'string' || !isTimeZone(zone))) throw invalid(`${path}/timeZone`, 'is no IANA time zone');
     // the truncation's unit is one of five words checked above; the zone is a bound value
     const inner: Fragment = f.type === 'date' ? (x) => `date_trunc('${g.by}', (${f.value(x)})::timestamp)::date` : (x) => `date_trunc('${g.by}', (${f.value(x)}) at time zone ${x.add(zone)})::date`;
-    keys.push({ key: g.as ?? f.name, inner, outer: (col) => shaped('date', col), type: 'date', label: `${f.label} (${g.by})` });
+    keys.push({ key: g.as ?? f.name, inner, outer: (col) => shaped('date', col), type: 'date', label: `${f.label} (${g.by})`, as: { type: 'date', dbType: 'date' } });
   });
 
   if (query.measures !== undefined && (!query.measures || typeof query.measures !== 'object' || Array.isArray(query.measures))) throw invalid('/measures', 'is an object of measures by name');
-  const measures: { key: string; inner: Fragment; outer: (col: string) => string; number?: boolean; type: string; label: string }[] = [];
+  const measures: { key: string; inner: Fragment; outer: (col: string) => string; number?: boolean; type: string; label: string; raw?: (col: string) => string; as: Held }[] = [];
   for (const [key, m] of Object.entries(query.measures ?? {})) {
     const path = `/measures/${key}`;
     const kinds = m && typeof m === 'object' ? KINDS.filter((k) => k in m) : [];
@@ -135,18 +158,31 @@ export function compileAggregate(p: Params, source: AggregateSource, scope: Frag
     };
     if (kind === 'count') {
       if (named !== true) throw invalid(`${path}/count`, 'is true');
-      measures.push({ key, inner: (x) => `count(*)${where(x)}`, outer: (col) => `${col}::int`, type: 'integer', label: KIND_LABELS.count });
+      measures.push({ key, inner: (x) => `count(*)${where(x)}`, outer: (col) => `${col}::int`, type: 'integer', label: KIND_LABELS.count, as: COUNT });
       continue;
     }
     const allowed = kind === 'countDistinct' ? SCALAR : kind === 'sum' || kind === 'avg' ? NUMERIC : ORDERED;
     const f = field(named, `${path}/${kind}`, allowed, kind === 'countDistinct' ? 'counted distinct' : kind === 'avg' ? 'averaged' : kind === 'sum' ? 'summed' : `measured by ${kind}`);
     const scale = f.type === 'decimal' ? f.scale : kind === 'avg' ? 2 : 0;
     const label = `${KIND_LABELS[kind]} of ${f.label}`;
-    if (kind === 'countDistinct') measures.push({ key, inner: (x) => `count(distinct ${f.value(x)})${where(x)}`, outer: (col) => `${col}::int`, type: 'integer', label });
-    else if (kind === 'sum')
-      measures.push({ key, inner: (x) => `sum(${f.value(x)})${where(x)}`, outer: (col) => `round(coalesce(${col}, 0), ${scale})::text`, number: f.type === 'integer', type: f.type, label });
-    else if (kind === 'avg') measures.push({ key, inner: (x) => `avg(${f.value(x)})${where(x)}`, outer: (col) => `round(${col}, ${scale})::text`, type: 'decimal', label });
-    else measures.push({ key, inner: (x) => `${kind}(${f.value(x)})${where(x)}`, outer: (col) => shaped(f.type, col), type: f.type, label });
+    const exact = { dbType: 'numeric', scale };
+    if (kind === 'countDistinct') measures.push({ key, inner: (x) => `count(distinct ${f.value(x)})${where(x)}`, outer: (col) => `${col}::int`, type: 'integer', label, as: COUNT });
+    else if (kind === 'sum') {
+      const raw = (col: string) => `round(coalesce(${col}, 0), ${scale})`;
+      measures.push({
+        key,
+        inner: (x) => `sum(${f.value(x)})${where(x)}`,
+        outer: (col) => `${raw(col)}::text`,
+        number: f.type === 'integer',
+        type: f.type,
+        label,
+        raw,
+        as: { type: f.type, ...exact },
+      });
+    } else if (kind === 'avg') {
+      const raw = (col: string) => `round(${col}, ${scale})`;
+      measures.push({ key, inner: (x) => `avg(${f.value(x)})${where(x)}`, outer: (col) => `${raw(col)}::text`, type: 'decimal', label, raw, as: { type: 'decimal', ...exact } });
+    } else measures.push({ key, inner: (x) => `${kind}(${f.value(x)})${where(x)}`, outer: (col) => shaped(f.type, col), type: f.type, label, as: held(f) });
   }
 
   const names = [...keys.map((k) => k.key), ...measures.map((m) => m.key)];
@@ -172,12 +208,16 @@ export function compileAggregate(p: Params, source: AggregateSource, scope: Frag
   const grouped = keys.length ? ` group by ${keys.map((_, i) => i + 1).join(', ')}` : '';
   const outer = [...keys.map((k, i) => `${k.outer(`s."g${i}"`)} as "g${i}"`), ...measures.map((m, i) => `${m.outer(`s."m${i}"`)} as "m${i}"`)];
   // peek: one row more than asked, so the caller learns that the result was cut
-  const paging = ` limit ${p.add(opts.peek ? limit + 1 : limit)}${offset ? ` offset ${p.add(offset)}` : ''}`;
-  const sql = `select ${outer.join(', ')} from (select ${inner.join(', ')} ${from}${grouped}) s${order ? ` order by ${order}` : ''}${paging}`;
+  const rows = opts.derived ? (query.limit === undefined ? '' : ` limit ${p.add(limit)}`) : ` limit ${p.add(opts.peek ? limit + 1 : limit)}`;
+  const paging = `${rows}${offset ? ` offset ${p.add(offset)}` : ''}`;
+  const parts = [...keys.map((k, i) => [k, `g${i}`] as const), ...measures.map((m, i) => [m, `m${i}`] as const)];
+  const selected = opts.derived ? parts.map(([k, name], i) => `${(k.raw ?? ((col: string) => col))(`s."${name}"`)} as "c${i}"`) : outer;
+  const sql = `select ${selected.join(', ')} from (select ${inner.join(', ')} ${from}${grouped}) s${order ? ` order by ${order}` : ''}${paging}`;
   return {
     sql,
     values: p.values,
     columns: [...keys.map((k) => ({ key: k.key, type: k.type, label: k.label })), ...measures.map((m) => ({ key: m.key, type: m.number ? 'integer' : m.type, label: m.label }))],
+    derived: parts.map(([k], i) => ({ name: k.key, label: k.label, column: `c${i}`, ...k.as })),
     shape: (rows) =>
       rows.map((r) =>
         Object.fromEntries([
@@ -223,6 +263,17 @@ function orderOf(spec: string | undefined, alias: Map<string, string>, groups: n
   // then every group key, so equal rows come in one order every time
   for (let i = 0; i < groups; i++) if (!given.some((g) => alias.get(g.replace(/^-/, '')) === `g${i}`)) parts.push(`s."g${i}" asc nulls last`);
   return parts.join(', ');
+}
+
+/** How a derived table holds a group key or measure: its type for the aggregate over it, and PostgreSQL's. */
+type Held = Pick<TypedColumn, 'type' | 'dbType' | 'scale' | 'values'>;
+const COUNT: Held = { type: 'integer', dbType: 'int8' };
+const DB_TYPES: Record<string, string> = { string: 'text', text: 'text', enum: 'text', integer: 'int4', decimal: 'numeric', boolean: 'bool', date: 'date', datetime: 'timestamptz', ref: 'uuid' };
+
+/** A field's values as a derived table holds them: texts as strings, references as UUIDs. */
+function held(f: Field): Held {
+  const type = f.type === 'ref' ? 'uuid' : f.type === 'text' ? 'string' : f.type;
+  return { type, dbType: DB_TYPES[f.type] ?? 'text', ...(f.type === 'decimal' ? { scale: f.scale } : {}), ...(f.values ? { values: f.values } : {}) };
 }
 
 /** A value in the API's shape: dates YYYY-MM-DD, instants ISO, decimals as exact text. */

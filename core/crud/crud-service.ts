@@ -28,7 +28,18 @@ import type { Outbox } from '../data/outbox.ts';
 import { CRUD_ACTIONS, crudEventType } from '../manifest/events.ts';
 import type { DataChanges } from '../data/changes.ts';
 import type { ResultCache } from './result-cache.ts';
-import { aggregate, compileAggregate, type AggregateColumn, type AggregateQuery, type AggregateRow } from './aggregate.ts';
+import { aggregate, compileAggregate, type AggregateColumn, type AggregateQuery, type AggregateRow, type AggregateSource, type TypedColumn } from './aggregate.ts';
+import { compileColumnAggregate } from './column-aggregate.ts';
+
+/** How analyze() runs: its timeout and row cap, the result cache, and an aggregate over its groups. */
+export interface AnalyzeOptions {
+  timeoutMs: number;
+  maxRows: number;
+  /** false: run it, whatever the cache holds */
+  cache?: boolean;
+  /** aggregate the groups again, as a table named `name` (a saved query used as a table); its limit is the answer's */
+  then?: { name: string; query: AggregateQuery };
+}
 
 /** An aggregate's result for analytics (CrudService.analyze). */
 export interface Analysis {
@@ -407,14 +418,22 @@ export class CrudService {
    * more), with its columns and the statement's text (values only as $n, the
    * tenant's schema left out) to show how it ran. 422 when it runs too long.
    */
-  async analyze(ctx: CrudContext, query: AggregateQuery, opts: { timeoutMs: number; maxRows: number; /** false: run it, whatever the cache holds */ cache?: boolean }): Promise<Analysis> {
+  async analyze(ctx: CrudContext, query: AggregateQuery, opts: AnalyzeOptions): Promise<Analysis> {
     if (ctx.tx) throw new Error('analyze() runs in a read-only transaction of its own: call it outside ctx.transaction()');
-    const source = { models: this.#models, model: this.model, ability: ctx.ability };
-    const scope = this.scope(ctx, 'read') ?? (() => 'false');
     const limit = Math.min(opts.maxRows, 1000);
     const params = this.params(ctx);
-    const statement = compileAggregate(params, source, scope, { limit, ...query }, { maxLimit: opts.maxRows, peek: true });
-    const wanted = query.limit ?? limit;
+    let statement: { sql: string; values: unknown[]; columns: AggregateColumn[]; shape: (rows: Record<string, unknown>[]) => AggregateRow[] };
+    let wanted: number;
+    if (opts.then) {
+      // the groups of `query` as a table, aggregated again: one statement, the caller's scope inside
+      const groups = compileAggregate(params, this.#source(ctx), this.#readScope(ctx), query, { maxLimit: opts.maxRows, derived: true });
+      const over = compileColumnAggregate(`(${groups.sql})`, { name: opts.then.name, columns: groups.derived }, opts.then.query, { maxRows: opts.maxRows, values: params.values });
+      statement = over;
+      wanted = over.wanted;
+    } else {
+      statement = compileAggregate(params, this.#source(ctx), this.#readScope(ctx), { limit, ...query }, { maxLimit: opts.maxRows, peek: true });
+      wanted = query.limit ?? limit;
+    }
     const load = async () => {
       const rows = await inTransaction(ctx, async (tx) => {
         await run(tx.em, 'set transaction read only', []);
@@ -434,6 +453,19 @@ export class CrudService {
     const key = [ctx.tenantId, data.changes.stamp(ctx.tenantId, params.tables), wanted, statement.sql, JSON.stringify(statement.values)].join('\n');
     const { value, cached } = await data.results.get(key, load);
     return { ...value, cached };
+  }
+
+  /** The result columns of an aggregate as the caller would get them, typed as a table another aggregate may read (analyze's `then`); nothing runs. */
+  resultColumns(ctx: CrudContext, query: AggregateQuery): TypedColumn[] {
+    return compileAggregate(this.params(ctx), this.#source(ctx), this.#readScope(ctx), query, { derived: true }).derived;
+  }
+
+  #source(ctx: CrudContext): AggregateSource {
+    return { models: this.#models, model: this.model, ability: ctx.ability };
+  }
+
+  #readScope(ctx: CrudContext): Fragment {
+    return this.scope(ctx, 'read') ?? (() => 'false');
   }
 
   /** `internal`: values of fields the API never writes (a password hash), set by a module's handler. */

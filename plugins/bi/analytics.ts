@@ -4,9 +4,10 @@
 // timeout and a row cap, inside the caller's row-level rules of every table
 // it touches. The answer carries column metadata and the statement's text
 // without values, for the Analytics page.
-import { handler, httpError, Type, validationError, type ModuleContext } from '../../core/plugin-api.ts';
-import { AnalyticsQuery, parseQuery, retargeted, type ParsedQuery, type QueryRun, type Role } from './query.ts';
-import { fieldTypeOf, tablesOf, type BiTable } from './semantic-model.ts';
+import { handler, Type, validationError, type ModuleContext } from '../../core/plugin-api.ts';
+import { AnalyticsQuery, retargeted, type QueryRun, type Role } from './query.ts';
+import { entityQuery, type BiTable } from './semantic-model.ts';
+import { runSaved, savedId } from './saved-tables.ts';
 import { LIMITS } from './limits.ts';
 import { externalName } from './external-model.ts';
 import { runExternal } from './external-analytics.ts';
@@ -38,27 +39,17 @@ export const Result = Type.Object(
   { additionalProperties: false, description: 'The groups of the query, with column metadata' },
 );
 
-/** Checks a query's shape and its table against the caller's semantic model; its fields are the kernel's to check. */
-function checkQuery(ctx: ModuleContext, input: unknown, tables: BiTable[] = tablesOf(ctx)): ParsedQuery {
-  const parsed = parseQuery(input, ctx.timeZone, (table, path) => fieldTypeOf(tables, table, path));
-  if (!tables.some((t) => t.name === parsed.table)) {
-    const exists = ctx.model().some((e) => e.name === parsed.table);
-    // an entity the caller may not read is refused as its own routes refuse it; an unknown name is a bad query
-    if (exists) throw httpError('FORBIDDEN', `not allowed to read ${parsed.table}`, { errors: [{ path: '/table', message: 'is a table you may not read' }] });
-    throw validationError([{ path: '/table', message: `names no table: GET /api/bi/app-tables lists them` }]);
-  }
-  return parsed;
-}
-
 /**
  * Runs a query: parsed here, compiled and scoped by the kernel (a table of a
- * data source: compiled here, run by the kernel on that database); its error
- * paths point into the query as sent. `app`: the application whose data
+ * data source: compiled here, run by the kernel on that database; a saved
+ * query's table: saved-tables.ts); its error paths point into the query as sent. `app`: the application whose data
  * sources it may read (a widget's), else the query's own `app`.
  */
 export async function runQuery(ctx: ModuleContext, input: unknown, opts: { tables?: BiTable[]; app?: string } = {}): Promise<QueryRun> {
-  if (externalName((input as { table?: unknown } | null)?.table)) return runExternal(ctx, input, opts.app);
-  const parsed = checkQuery(ctx, input, opts.tables);
+  const table = (input as { table?: unknown } | null)?.table;
+  if (savedId(table) !== undefined) return runSaved(ctx, input, opts.app, opts.tables);
+  if (externalName(table)) return runExternal(ctx, input, opts.app);
+  const parsed = entityQuery(ctx, input, opts.tables);
   const started = performance.now();
   try {
     const analysis = await ctx.data(parsed.table).analyze(parsed.aggregate, LIMITS());

@@ -7,7 +7,7 @@
 // analytics query. Its failures (the database went away, the timeout) are
 // 422 naming the table. Results are not cached: the kernel cannot tell when
 // another database changes.
-import { validationError, type ModuleContext, type Row } from '../../core/plugin-api.ts';
+import { validationError, type ColumnStatement, type ModuleContext, type Row } from '../../core/plugin-api.ts';
 import { parseQuery, retargeted, type QueryRun } from './query.ts';
 import { externalName, type SourceTable } from './external-model.ts';
 import { compileExternal } from './external-query.ts';
@@ -16,48 +16,55 @@ import { LIMITS } from './limits.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The caller's data source `name` of application `appId`: 404 for an application they cannot read, 400 for a name it has no source of. */
-async function sourceOf(ctx: ModuleContext, appId: string, name: string): Promise<Row> {
-  await ctx.data('BiApp').read(appId);
-  const [source] = await ctx.data('BiDataSource').find({ appId, name }, { limit: 1 });
-  if (!source) throw validationError([{ path: '/table', message: `names no data source "${name}" of the application: GET /api/bi/schema?app=${appId} lists its tables` }]);
-  return source;
+/** The application a query may read the tables of: a widget's (`app`) wins over the query's own; 400 without one. */
+export function appOf(query: { app?: unknown }, app: string | undefined, what: string): string {
+  const appId = app ?? query.app;
+  if (appId === undefined) throw validationError([{ path: '/app', message: `names the application whose ${what} (it belongs to one)` }]);
+  if (typeof appId !== 'string' || !UUID.test(appId)) throw validationError([{ path: '/app', message: 'is the id of an application' }]);
+  return appId;
 }
 
-/** Runs `input` over its data source table; `app` (a widget's application) wins over the query's own. */
-export async function runExternal(ctx: ModuleContext, input: unknown, app?: string): Promise<QueryRun> {
-  const query = input as { table: string; app?: unknown };
-  const name = externalName(query.table)!;
-  const appId = app ?? query.app;
-  if (appId === undefined) throw validationError([{ path: '/app', message: 'names the application whose data source holds the table (a table `<source>.<table>` belongs to one)' }]);
-  if (typeof appId !== 'string' || !UUID.test(appId)) throw validationError([{ path: '/app', message: 'is the id of an application' }]);
-  const source = await sourceOf(ctx, appId, name.source);
-  const table = ((source.tables ?? []) as SourceTable[]).find((t) => t.name === name.table);
-  if (!table) throw validationError([{ path: '/table', message: `names no table of data source "${name.source}": GET /api/bi/schema?app=${appId} lists them` }]);
-  const parsed = parseQuery(input, ctx.timeZone, (_, field) => table.columns.find((c) => c.name === field)?.type);
-  const limits = LIMITS();
-  let statement;
-  try {
-    statement = compileExternal(source.schemaName as string, table, parsed.aggregate, { maxRows: limits.maxRows });
-  } catch (err) {
-    throw retargeted(err, parsed);
-  }
+/** The data source table `<source>.<table>` of application `appId`: 404 for an application the caller cannot read, 400 for a name it lacks. */
+export async function sourceTableOf(ctx: ModuleContext, appId: string, name: string, at = '/table'): Promise<{ source: Row; table: SourceTable }> {
+  const { source: sourceName, table: tableName } = externalName(name)!;
+  await ctx.data('BiApp').read(appId);
+  const [source] = await ctx.data('BiDataSource').find({ appId, name: sourceName }, { limit: 1 });
+  if (!source) throw validationError([{ path: at, message: `names no data source "${sourceName}" of the application: GET /api/bi/schema?app=${appId} lists its tables` }]);
+  const table = ((source.tables ?? []) as SourceTable[]).find((t) => t.name === tableName);
+  if (!table) throw validationError([{ path: at, message: `names no table of data source "${sourceName}": GET /api/bi/schema?app=${appId} lists them` }]);
+  return { source, table };
+}
+
+/** Runs a compiled statement on `source`'s database: its rows (at most the statement's groups) and whether there were more. */
+export async function runOnSource(ctx: ModuleContext, source: Row, statement: ColumnStatement, at = '/table') {
   const connection = { url: source.url as string, password: await storedPassword(ctx, source.id as string), schemaName: source.schemaName as string, sslMode: source.sslMode as 'require' };
   const started = performance.now();
   let result;
   try {
-    result = await ctx.externalDb(targetOf(connection)).query(statement.sql, statement.values, { timeoutMs: limits.timeoutMs, maxRows: statement.wanted + 1 });
+    result = await ctx.externalDb(targetOf(connection)).query(statement.sql, statement.values, { timeoutMs: LIMITS().timeoutMs, maxRows: statement.wanted + 1 });
   } catch (err) {
-    throw sourceProblem(err, '/table', name.source);
+    throw sourceProblem(err, at, source.name as string);
   }
   return {
-    table: parsed.table,
     rows: statement.shape(result.rows.slice(0, statement.wanted)),
     columns: statement.columns,
     truncated: result.truncated || result.rows.length > statement.wanted,
     sql: statement.sql,
     cached: false,
-    roles: parsed.roles,
     durationMs: Math.round(performance.now() - started),
   };
+}
+
+/** Runs `input` over its data source table; `app` (a widget's application) wins over the query's own. */
+export async function runExternal(ctx: ModuleContext, input: unknown, app?: string): Promise<QueryRun> {
+  const query = input as { table: string; app?: unknown };
+  const { source, table } = await sourceTableOf(ctx, appOf(query, app, 'data source holds the table'), query.table);
+  const parsed = parseQuery(input, ctx.timeZone, (_, field) => table.columns.find((c) => c.name === field)?.type);
+  let statement;
+  try {
+    statement = compileExternal(source.schemaName as string, table, parsed.aggregate, { maxRows: LIMITS().maxRows });
+  } catch (err) {
+    throw retargeted(err, parsed);
+  }
+  return { ...(await runOnSource(ctx, source, statement)), table: parsed.table, roles: parsed.roles };
 }

@@ -8,18 +8,11 @@
 // collide. Columns of types analytics cannot group or compare (json, arrays,
 // binary data, intervals…) and names that are no plain identifier are left
 // out, and named in `skipped`.
-import type { ExternalColumn, ExternalTable } from '../../core/plugin-api.ts';
+import type { ExternalColumn, ExternalTable, TypedColumn } from '../../core/plugin-api.ts';
 
-export interface SourceColumn {
-  name: string;
-  label: string;
-  /** the BI type: integer, decimal, string, uuid, boolean, date, datetime or enum */
-  type: string;
-  /** the PostgreSQL type (int8, numeric, timestamptz…): how values are bound and compared */
-  dbType: string;
+/** A column as analytics reads it (name, label, BI type, PostgreSQL type, scale, enum values), with what the source said of it. */
+export interface SourceColumn extends TypedColumn {
   nullable: boolean;
-  scale?: number;
-  values?: string[];
   description?: string;
 }
 

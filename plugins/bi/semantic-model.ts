@@ -4,11 +4,8 @@
 // dimension (dates and datetimes), and each reference between two such
 // tables a relation. Nothing is declared twice: a new module's entities
 // appear here as soon as it is loaded and the caller holds its codes.
-import { handler, Type, type EntityInfo, type FieldInfo, type ModuleContext, type Row } from '../../core/plugin-api.ts';
-import { AGGREGATIONS, GRANULARITIES, type Role } from './query.ts';
-import { FILTER_OPS } from '../../core/plugin-api.ts';
-import { LIMITS } from './limits.ts';
-import type { SourceTable } from './external-model.ts';
+import { handler, httpError, Type, validationError, type EntityInfo, type FieldInfo, type ModuleContext } from '../../core/plugin-api.ts';
+import { parseQuery, type ParsedQuery, type Role } from './query.ts';
 
 /** Field types analytics cannot group, measure or filter (documents, texts stored per language). */
 const UNUSABLE = new Set(['json']);
@@ -26,7 +23,7 @@ export interface BiField {
 export interface BiTable {
   name: string;
   label: string;
-  /** the module declaring the entity; "external" for a table of a data source */
+  /** the module declaring the entity; "external" for a table of a data source, "queries" for a saved query */
   module: string;
   /** a data source's table: the source's name */
   source?: string;
@@ -63,26 +60,6 @@ export function tablesOf(ctx: ModuleContext): BiTable[] {
     }));
 }
 
-/** A data source row's tables in the semantic model, named `<source>.<table>` (an entity's name has no dot). */
-function sourceTablesIn(source: Row): BiTable[] {
-  return ((source.tables ?? []) as SourceTable[]).map((t) => ({
-    name: `${source.name}.${t.name}`,
-    label: t.label,
-    module: 'external',
-    source: source.name as string,
-    ...(t.description ? { description: t.description } : {}),
-    fields: t.columns.map((c) => ({ name: c.name, label: c.label, type: c.type, role: roleOf(c.type), ...(c.values ? { values: c.values } : {}) })),
-  }));
-}
-
-/** The tables of application `app`'s data sources (none without one); 404 for an application the caller cannot read. */
-async function appTablesOf(ctx: ModuleContext, app: string | undefined): Promise<BiTable[]> {
-  if (!app) return [];
-  await ctx.data('BiApp').read(app);
-  const sources = await ctx.data('BiDataSource').find({ appId: app }, { limit: 1000, orderBy: 'name' });
-  return sources.flatMap(sourceTablesIn);
-}
-
 export interface BiRelation {
   name: string;
   from: string;
@@ -101,6 +78,18 @@ export function relationsOf(tables: BiTable[]): BiRelation[] {
       .filter((f) => f.ref && names.has(f.ref))
       .map((f) => ({ name: `${t.name}.${f.name}`, from: t.name, field: f.name, to: f.ref!, toField: 'id' as const, cardinality: 'many-to-one' as const, label: `${t.label} → ${f.label}` })),
   );
+}
+
+/** A query over an entity checked for shape and its table against the caller's model; its fields are the kernel's to check. */
+export function entityQuery(ctx: ModuleContext, input: unknown, tables: BiTable[] = tablesOf(ctx)): ParsedQuery {
+  const parsed = parseQuery(input, ctx.timeZone, (table, path) => fieldTypeOf(tables, table, path));
+  if (!tables.some((t) => t.name === parsed.table)) {
+    const exists = ctx.model().some((e) => e.name === parsed.table);
+    // an entity the caller may not read is refused as its own routes refuse it; an unknown name is a bad query
+    if (exists) throw httpError('FORBIDDEN', `not allowed to read ${parsed.table}`, { errors: [{ path: '/table', message: 'is a table you may not read' }] });
+    throw validationError([{ path: '/table', message: `names no table: GET /api/bi/app-tables lists them` }]);
+  }
+  return parsed;
 }
 
 /** The type of a field path from `table` ("projectId.name"), or undefined when the caller's model lacks it (the kernel then says why). */
@@ -128,18 +117,18 @@ const Field = Type.Object(
   },
   { additionalProperties: false },
 );
-const Table = Type.Object(
+export const Table = Type.Object(
   {
-    name: Type.String({ description: 'an entity, or `<source>.<table>` of a data source of the application asked for' }),
+    name: Type.String({ description: 'an entity; of the application asked for, `<source>.<table>` of a data source or `query:<id>` of a saved query' }),
     label: Type.String(),
-    module: Type.String({ description: 'the module declaring the entity; external for a data source table' }),
+    module: Type.String({ description: 'the module declaring the entity; external for a data source table, queries for a saved query' }),
     source: Type.Optional(Type.String({ description: "a data source table: the source's name" })),
     description: Type.Optional(Type.String()),
     fields: Type.Array(Field),
   },
   { additionalProperties: false },
 );
-const Relation = Type.Object(
+export const Relation = Type.Object(
   {
     name: Type.String(),
     from: Type.String(),
@@ -152,52 +141,16 @@ const Relation = Type.Object(
   { additionalProperties: false },
 );
 const NoQuery = Type.Object({}, { additionalProperties: false });
-const AppQuery = Type.Object(
-  { app: Type.Optional(Type.String({ format: 'uuid', description: "an application: its data sources' tables are listed too (404 for one the caller cannot read)" })) },
+export const AppQuery = Type.Object(
+  { app: Type.Optional(Type.String({ format: 'uuid', description: "an application: its data sources' tables and its saved queries are listed too (404 for one the caller cannot read)" })) },
   { additionalProperties: false },
 );
-const listOf = (item: typeof Table | typeof Relation, description: string) =>
+export const listOf = (item: typeof Table | typeof Relation, description: string) =>
   Type.Object({ items: Type.Array(item), page: Type.Integer(), size: Type.Integer(), total: Type.Integer() }, { additionalProperties: false, description });
 
-const all = <T>(items: T[]) => ({ items, page: 1, size: items.length, total: items.length });
-
-export const listTables = handler({ querystring: AppQuery, response: { 200: listOf(Table, 'The tables the caller may read, with the fields they may read') } }, async (ctx, request) =>
-  all([...tablesOf(ctx), ...(await appTablesOf(ctx, request.query.app))]),
-);
+export const all = <T>(items: T[]) => ({ items, page: 1, size: items.length, total: items.length });
 
 export const listRelations = handler({ querystring: NoQuery, response: { 200: listOf(Relation, 'References between tables the caller may read') } }, async (ctx) => all(relationsOf(tablesOf(ctx))));
-
-export const getSchema = handler(
-  {
-    querystring: AppQuery,
-    response: {
-      200: Type.Object(
-        {
-          tables: Type.Array(Table),
-          relations: Type.Array(Relation),
-          aggregations: Type.Array(Type.String()),
-          granularities: Type.Array(Type.String()),
-          filterOperators: Type.Array(Type.String()),
-          limits: Type.Object({ maxRows: Type.Integer(), timeoutMs: Type.Integer(), maxJoinDepth: Type.Integer() }, { additionalProperties: false }),
-        },
-        { additionalProperties: false, description: 'What analytics may use, with types and labels' },
-      ),
-    },
-  },
-  async (ctx, request) => {
-    const tables = tablesOf(ctx);
-    const limits = LIMITS();
-    return {
-      // a data source's tables have no relations: they join no other table
-      tables: [...tables, ...(await appTablesOf(ctx, request.query.app))],
-      relations: relationsOf(tables),
-      aggregations: [...AGGREGATIONS],
-      granularities: [...GRANULARITIES],
-      filterOperators: [...FILTER_OPS],
-      limits: { maxRows: limits.maxRows, timeoutMs: limits.timeoutMs, maxJoinDepth: 3 },
-    };
-  },
-);
 
 const Size = Type.Integer({ minimum: 0, description: 'bytes, indexes and TOAST included' });
 
