@@ -13,7 +13,7 @@ export type { Row, Dto } from './crud/row-mapper.ts';
 export type { AggregateQuery, AggregateRow, AggregateColumn, GroupKey, Measure, FieldFilter, TypedColumn } from './crud/aggregate.ts';
 export type { Analysis } from './crud/crud-service.ts';
 export type { EntityInfo, FieldInfo } from './context/model-info.ts';
-export { FILTER_OPS, filterValue, type FilterOp } from './crud/aggregate-filters.ts';
+export { FILTER_OPS, type FilterOp } from './crud/aggregate-filters.ts';
 export { compileColumnAggregate, type ColumnStatement, type ColumnTable } from './crud/column-aggregate.ts';
 export type { Authenticator, Authentication } from './context/authenticators.ts';
 export { SYSTEM } from './access/principal.ts';
