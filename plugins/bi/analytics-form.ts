@@ -1,6 +1,7 @@
 // The analytics builder's plain form (a GET with its choices in the address)
 // and the query of the query language it stands for; the API's field errors
-// (JSON pointers into that query) pointed back at the form's controls.
+// (JSON pointers into that query) pointed back at the form's controls; a
+// saved query turned back into the form's choices.
 // assets/analytics.js builds the same query from the same form in the browser.
 import { granularityLabel, measureLabel, type Option, type TableFields } from './analytics-fields.ts';
 import type { Text } from './page-support.ts';
@@ -8,6 +9,8 @@ import type { Text } from './page-support.ts';
 export type FormQuery = Record<string, string | string[] | undefined>;
 
 export interface BuilderState {
+  /** the application whose data sources and saved queries the query may read, or '' */
+  app: string;
   table: string;
   measures: string[];
   dimensions: string[];
@@ -30,6 +33,7 @@ export function stateOf(q: FormQuery): BuilderState {
   const ops = all(q.fo);
   const values = all(q.fv);
   return {
+    app: one(q.app),
     table: one(q.table),
     measures: measures.length || run ? measures : ['count'],
     dimensions: all(q.d).filter(Boolean),
@@ -67,6 +71,10 @@ export function buildQuery(state: BuilderState, fields: TableFields, text: Text)
     { pointer: '/order', id: 'bi-sort', label: text('control.sort') },
   ];
   const query: Record<string, unknown> = { table: state.table };
+  if (state.app) {
+    controls.push({ pointer: '/app', id: 'bi-app', label: text('control.app') });
+    query.app = state.app;
+  }
   if (state.measures.length) {
     query.measures = state.measures.map((m, i) => {
       controls.push({ pointer: `/measures/${i}`, id: `bi-m-${i}`, label: text('control.measure', { number: i + 1 }) });
@@ -148,4 +156,66 @@ export function resultColumns(state: BuilderState, fields: TableFields, text: Te
     out.push({ value: path ? `${agg}_${path}` : agg, label: measureLabel(fields, m, text) });
   }
   return out;
+}
+
+/** The query as a widget or a saved query keeps it: without `app` (each reads its own application's sources). */
+export function storedQuery(query: Record<string, unknown>): Record<string, unknown> {
+  const { app: _app, ...stored } = query;
+  return stored;
+}
+
+type Part = Record<string, unknown>;
+const parts = (v: unknown): Part[] => (Array.isArray(v) ? v.filter((x): x is Part => typeof x === 'object' && x !== null) : []);
+const textOf = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : '');
+
+/**
+ * A saved query as the builder's choices, run at once in application `app`,
+ * and the JSON pointers of what the builder has no control for (a measure's
+ * own name, a second time dimension, a second order, an offset): left out.
+ * A sort by a name left out sorts by the column's default name instead.
+ */
+export function stateOfQuery(query: Part, app: string): { state: BuilderState; left: string[] } {
+  const left: string[] = [];
+  const renamed = new Map<string, string>();
+  const measures = parts(query.measures).map((m, i) => {
+    const agg = textOf(m.agg);
+    const field = textOf(m.field);
+    if (m.name !== undefined) {
+      left.push(`/measures/${i}/name`);
+      renamed.set(textOf(m.name), field ? `${agg}_${field}` : agg);
+    }
+    return field ? `${agg}:${field}` : agg;
+  });
+  const times = parts(query.timeDimensions);
+  const time = times[0] ?? {};
+  const range = Array.isArray(time.dateRange) ? time.dateRange.map(textOf) : [];
+  if (time.name !== undefined) {
+    left.push('/timeDimensions/0/name');
+    renamed.set(textOf(time.name), `${textOf(time.field)}.${textOf(time.granularity)}`);
+  }
+  times.slice(1).forEach((_, i) => left.push(`/timeDimensions/${i + 1}`));
+  const order = parts(query.order);
+  order.slice(1).forEach((_, i) => left.push(`/order/${i + 1}`));
+  if (query.offset !== undefined) left.push('/offset');
+  const by = textOf(order[0]?.by);
+  return {
+    state: {
+      app,
+      table: textOf(query.table),
+      measures,
+      dimensions: Array.isArray(query.dimensions) ? query.dimensions.map(textOf).filter(Boolean) : [],
+      time: { field: textOf(time.field), granularity: textOf(time.granularity), from: range[0] ?? '', to: range[1] ?? '' },
+      filters: parts(query.filters).map((f) => ({
+        field: textOf(f.field),
+        op: textOf(f.op) || 'equals',
+        value: Array.isArray(f.values) ? f.values.map(textOf).join(', ') : textOf(f.value),
+      })),
+      sort: renamed.get(by) ?? by,
+      dir: order[0]?.dir === 'desc' ? 'desc' : 'asc',
+      limit: textOf(query.limit),
+      chart: 'bar',
+      run: true,
+    },
+    left,
+  };
 }

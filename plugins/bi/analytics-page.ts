@@ -1,17 +1,21 @@
 // Analytics, /bi/analytics: a query builder over the semantic model (GET
-// /api/bi/schema). A plain GET form: the address holds the choices, and a run
-// answers here through GET /api/bi/analytics; assets/analytics.js runs the
-// same query with POST /api/bi/analytics without leaving the page and draws
-// its chart. The result: a table with the answer's column metadata, a chart,
-// the SQL it ran, a CSV download (the API's CSV through the console relay) and
-// a form that adds the query to a dashboard as a widget (assets/analytics-add.js
-// posts it), offered with the sheets the caller may add widgets to.
+// /api/bi/schema; with an application chosen, ?app=<id>, also its data
+// sources' tables and its saved queries). A plain GET form: the address holds
+// the choices, and a run answers here through GET /api/bi/analytics;
+// assets/analytics.js runs the same query with POST /api/bi/analytics without
+// leaving the page and draws its chart. The result: a table with the answer's
+// column metadata, a chart, the SQL it ran, a CSV download (the API's CSV
+// through the console relay), a form that adds the query to a dashboard as a
+// widget (assets/analytics-add.js posts it), offered with the sheets the
+// caller may add widgets to, and one that saves it in the chosen application
+// (assets/analytics-save.js). ?saved=<id> starts from a saved query.
 import type { ConsolePage, PageApi } from '../../core/plugin-api.ts';
 import type { BiTable } from './semantic-model.ts';
 import { chosen, chosenOptions, fieldsOf, granularityLabel, operatorLabel } from './analytics-fields.ts';
-import { buildQuery, errorLinks, querySummary, resultColumns, stateOf, type BuilderState, type FormQuery } from './analytics-form.ts';
+import { buildQuery, errorLinks, querySummary, resultColumns, stateOf, stateOfQuery, storedQuery, type BuilderState, type FormQuery } from './analytics-form.ts';
+import { appBound, appsOf, savedQuery, tableGroups, type AppChoice } from './analytics-app.ts';
 import { required, scriptJson } from '../../core/plugin-api.ts';
-import { scriptTexts, widgetSheets, type SheetGroup, type Text } from './page-support.ts';
+import { mayChange, scriptTexts, widgetSheets, type SheetGroup, type Text } from './page-support.ts';
 import { CHART_TYPES, chartSummary, tableOf, type Result } from './widget-view.ts';
 
 interface Schema {
@@ -27,20 +31,6 @@ interface Answer extends Result {
   sql: string;
   durationMs: number;
   cached: boolean;
-}
-
-/** The table picker: tables by module, module names from the API's model. */
-async function tableGroups(api: PageApi, tables: BiTable[], current: string) {
-  const meta = await api.get<{ modules: { id: string; name: string }[] }>('/api/meta');
-  const names = new Map((meta.ok ? meta.body.modules : []).map((m) => [m.id, m.name]));
-  const modules = [...new Set(tables.map((t) => t.module))];
-  return modules.map((m) => ({
-    label: names.get(m) ?? m,
-    options: tables
-      .filter((t) => t.module === m)
-      .sort((a, b) => a.label.localeCompare(b.label))
-      .map((t) => ({ value: t.name, label: t.label, selected: t.name === current })),
-  }));
 }
 
 /** Runs the query as the address gave it; the answer, or what the API found wrong with it. */
@@ -63,6 +53,7 @@ function builderView(state: BuilderState, fields: ReturnType<typeof fieldsOf>, s
   const flag = (id: string) => invalid.has(id);
   const ops = schema.filterOperators.map((op) => ({ value: op, label: operatorLabel(op, text) }));
   return {
+    app: state.app,
     table: { name: fields.table.name, label: fields.table.label, description: fields.table.description ?? '' },
     measures: [...state.measures, ''].map((v, i) => ({ id: `bi-m-${i}`, number: i + 1, groups: chosen(fields.measures, v, text), invalid: flag(`bi-m-${i}`) })),
     dimensions: [...state.dimensions, ''].map((v, i) => ({ id: `bi-d-${i}`, number: i + 1, groups: chosen(fields.dimensions, v, text), invalid: flag(`bi-d-${i}`) })),
@@ -123,20 +114,48 @@ function addWidgetView(groups: SheetGroup[], state: BuilderState, fields: Return
   };
 }
 
+/** What the page starts from: the address's choices, or a saved query of the chosen application (?saved=<id>). */
+async function startingState(api: PageApi, query: FormQuery, app: AppChoice | null) {
+  const state = { ...stateOf(query), app: app?.id ?? '' };
+  const id = typeof query.saved === 'string' ? query.saved : '';
+  if (!id) return { state, saved: null, savedMissing: false, left: [] };
+  const saved = app ? await savedQuery(api, app, id) : null;
+  if (!saved) return { state, saved: null, savedMissing: true, left: [] };
+  const { state: loaded, left } = stateOfQuery(saved.query, state.app);
+  return { state: loaded, saved: { name: saved.name }, savedMissing: false, left };
+}
+
 export const analyticsPage: ConsolePage = {
   view: new URL('./views/analytics.hbs', import.meta.url),
   title: 'Analytics',
   async load(api, query) {
     const text: Text = (key, values) => api.text(key, values);
-    const texts = scriptTexts(api, ['control', 'result', 'chart', 'scripts', 'addWidgetScript']);
-    const schema = required(await api.get<Schema>('/api/bi/schema'));
-    const state = stateOf(query as FormQuery);
+    const texts = scriptTexts(api, ['control', 'result', 'chart', 'scripts', 'addWidgetScript', 'saveQueryScript']);
+    const { apps, app, unknown: unknownApp } = await appsOf(api, stateOf(query as FormQuery).app);
+    const { state, saved, savedMissing, left } = await startingState(api, query as FormQuery, app);
+    const schema = required(await api.get<Schema>(app ? `/api/bi/schema?app=${app.id}` : '/api/bi/schema'));
     const table = schema.tables.find((t) => t.name === state.table);
-    const tables = await tableGroups(api, schema.tables, state.table);
-    if (!table) return { tables, unknownTable: state.table !== '', builder: null, json: scriptJson(null), texts };
+    const picker = {
+      apps: apps.map((a) => ({ ...a, selected: a.id === app?.id })),
+      app,
+      unknownApp,
+      // a change of application keeps an entity's table, not one of the application left
+      keepTable: table && !appBound(table) ? table.name : '',
+      tables: await tableGroups(api, schema.tables, state.table, app, text),
+      saved,
+      savedMissing,
+      left: left.join(', '),
+    };
+    if (!table) return { ...picker, unknownTable: state.table !== '', builder: null, json: scriptJson(null), texts };
     const fields = fieldsOf(table, schema.tables, text);
     const built = buildQuery(state, fields, text);
-    const [{ answer, errors }, sheets] = await Promise.all([state.run ? run(api, built.query) : { answer: null, errors: [] }, widgetSheets(api)]);
+    // a widget or saved query reading an application's own table belongs to that application
+    const boundTo = app && appBound(table) ? app : null;
+    const [{ answer, errors }, sheets, maySave] = await Promise.all([
+      state.run ? run(api, built.query) : { answer: null, errors: [] },
+      widgetSheets(api).then((groups) => (boundTo ? groups.filter((g) => g.app.id === boundTo.id) : groups)),
+      app ? mayChange(api, app.id, 'BiQuery', ['create']) : false,
+    ]);
     const links = errorLinks(errors, built.controls, text);
     const result = answer
       ? {
@@ -147,20 +166,25 @@ export const analyticsPage: ConsolePage = {
           csv: `/console/api/bi/analytics/csv?query=${encodeURIComponent(JSON.stringify(built.query))}`,
         }
       : null;
+    const save = app && maySave ? { appId: app.id, appName: app.name, dataUrl: `/bi/apps/${app.id}/data` } : null;
     return {
-      tables,
+      ...picker,
       builder: builderView(state, fields, schema, new Set(links.flatMap((l) => (l.id ? [l.id] : []))), text),
       errors: links,
       result,
       addWidget: addWidgetView(sheets, state, fields, text),
+      boundTo,
+      saveQuery: save,
       json: scriptJson({
+        app: state.app,
         table: table.name,
         fields: Object.fromEntries([...fields.byPath].map(([path, f]) => [path, { type: f.type, label: f.label }])),
         tableLabel: table.label,
         chartType: state.chart,
         result: answer ? { columns: answer.columns, rows: answer.rows, truncated: answer.truncated } : null,
-        // what the result answered: the query a widget added from it keeps
-        query: answer ? built.query : null,
+        // what the result answered: the query a widget added or a query saved from it keeps (without app)
+        query: answer ? storedQuery(built.query) : null,
+        save,
       }),
       texts,
     };

@@ -4,7 +4,8 @@
 // rules of applications, sheets and widgets. Who sees which application is the
 // manifest's relational grants; what analytics shows is the caller's own rights
 // to every table involved, compiled by the kernel. Its console pages: an
-// application's pages (sheets), a sheet's dashboard and the analytics builder.
+// application's pages (sheets) and its data (sources, saved queries), a
+// sheet's dashboard and the analytics builder.
 import type { PluginModule } from '../../core/plugin-api.ts';
 import { appHooks, memberHooks } from './apps.ts';
 import { setSheetOrder } from './sheets.ts';
@@ -17,6 +18,7 @@ import { getSheetData } from './render.ts';
 import { sheetsPage } from './sheets-page.ts';
 import { dashboardPage } from './dashboard-page.ts';
 import { analyticsPage } from './analytics-page.ts';
+import { dataPage } from './data-page.ts';
 import { createDataSource, dataSourceHooks, refreshDataSource } from './data-sources.ts';
 
 export const handlers: PluginModule['handlers'] = {
@@ -45,6 +47,7 @@ export const hooks: PluginModule['hooks'] = {
 export const pages: PluginModule['pages'] = {
   '/bi/apps/:id/sheets': sheetsPage,
   '/bi/apps/:id/sheets/:sheetId': dashboardPage,
+  '/bi/apps/:id/data': dataPage,
   '/bi/analytics': analyticsPage,
 };
 

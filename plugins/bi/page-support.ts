@@ -1,8 +1,9 @@
 // What the BI pages share: whether the caller may change an application's
-// sheets and widgets, and which sheets they may add a widget to, as far as the
-// API tells it (which edit controls a page shows: the console never decides
-// access, the API still refuses what it must, and the scripts show that
-// refusal), and the texts the pages' scripts read.
+// sheets, widgets, saved queries and data sources, and which sheets they may
+// add a widget to, as far as the API tells it (which edit controls a page
+// shows: the console never decides access, the API still refuses what it
+// must, and the scripts show that refusal), and the texts the pages' scripts
+// read.
 import { readFileSync } from 'node:fs';
 import type { PageApi } from '../../core/plugin-api.ts';
 import { scriptJson } from '../../core/plugin-api.ts';
@@ -29,14 +30,17 @@ async function noViewer(api: PageApi, appId: string, userId: string): Promise<bo
   return member.body.items[0]?.role !== 'viewer';
 }
 
+/** The entities of an application its owners and editors change (its viewers only read them). */
+type AppEntity = 'BiSheet' | 'BiWidget' | 'BiQuery' | 'BiDataSource';
+
 /**
- * Whether the caller may change `entity` rows (BiSheet, BiWidget) of application
- * `appId`: the API's model must grant the action at all, and a member of the
- * application must not be listed as a viewer. A non-member who reads the
- * application holds a wider grant (BI administration). A refusal the API
- * still answers (403) is shown by the page's script when it saves.
+ * Whether the caller may change `entity` rows of application `appId`: the
+ * API's model must grant the action at all, and a member of the application
+ * must not be listed as a viewer. A non-member who reads the application holds
+ * a wider grant (BI administration). A refusal the API still answers (403) is
+ * shown by the page's script when it saves.
  */
-export async function mayChange(api: PageApi, appId: string, entity: 'BiSheet' | 'BiWidget', actions: string[] = ['update']): Promise<boolean> {
+export async function mayChange(api: PageApi, appId: string, entity: AppEntity, actions: string[] = ['update']): Promise<boolean> {
   const userId = await grantedTo(api, entity, actions);
   return userId !== null && noViewer(api, appId, userId);
 }

@@ -1,7 +1,8 @@
 // The pages (sheets) of a BI application, /bi/apps/:id/sheets, linked from the
-// application's detail page: each with a link to its dashboard, in the order
-// of their positions. Editors add a page, reorder them (PUT
-// /api/bi/apps/:id/sheet-order) and delete one through assets/sheets.js.
+// application's detail page and beside its data (data-page.ts): each with a
+// link to its dashboard, in the order of their positions. Editors add a page,
+// reorder them (PUT /api/bi/apps/:id/sheet-order) and delete one through
+// assets/sheets.js.
 import type { ConsolePage } from '../../core/plugin-api.ts';
 import { required, scriptJson } from '../../core/plugin-api.ts';
 import { mayChange, scriptTexts } from './page-support.ts';
@@ -39,7 +40,7 @@ export const sheetsPage: ConsolePage = {
       last: i === list.items.length - 1,
     }));
     return {
-      app: { id: app.id, name: app.name, url: base },
+      app: { id: app.id, name: app.name, url: base, sheetsUrl: `${base}/sheets`, dataUrl: `${base}/data` },
       sheets,
       truncated: list.total > list.items.length,
       maxSheets: MAX_SHEETS,

@@ -24,17 +24,18 @@ function launch(): Promise<Browser> {
 }
 
 /**
- * The console listening on a free port of this process, and a browser to drive it.
+ * The console listening on a free port of this process (a kernel built with
+ * `opts`, as build(t, opts)), and a browser to drive it.
  * `scenario` runs in a browser context of its own (no cookies shared with the
  * others): `page` is its first tab; at the end no tab may have had a script
  * error, beyond the API refusals `provoked` lets through (Chromium logs each 4xx
  * answer of a fetch as an error).
  */
-export async function consoleInBrowser(t: Test) {
+export async function consoleInBrowser(t: Test, opts: Parameters<typeof build>[1] = {}) {
   // launched before build(t): teardowns run in order, so the browser goes before the app closes
   const browser = await launch();
   t.teardown(() => browser.close());
-  const ctx: TestContext = await build(t);
+  const ctx: TestContext = await build(t, opts);
   await ctx.app.listen({ port: 0, host: '127.0.0.1' });
   const base = `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}`;
   const scenario = (name: string, fn: (t: Test, page: Page, errors: string[]) => Promise<void>, provoked: (error: string) => boolean = () => false) =>

@@ -23,6 +23,7 @@
     'result.notRun': 'The query was not run.',
     'result.errorAt': '{control}: {message}',
     'result.query': 'Query',
+    'control.app': 'Application',
     'control.table': 'Table',
     'control.measures': 'Measures',
     'control.measure': 'Measure {number}',

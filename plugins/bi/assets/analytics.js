@@ -3,9 +3,9 @@
 // columns, and Run posting the query (POST /bi/analytics) to show its table,
 // chart, SQL and CSV link here; the address keeps the choices, so a reload or
 // a shared link runs the same query (each answer announced to analytics-add.js
-// as a bi:result event). The form works without this file. Its
-// texts are analytics-view.js's (the page's bi-texts block); a row's labels
-// are the templates the page left in their data-label.
+// and analytics-save.js as a bi:result event). The form works without this
+// file. Its texts are analytics-view.js's (the page's bi-texts block); a row's
+// labels are the templates the page left in their data-label.
 (() => {
   const state = plinth.data('bi-analytics');
   const form = document.getElementById('bi-builder');
@@ -89,6 +89,10 @@
       ['/order', 'bi-sort', text('control.sort')],
     ];
     const query = { table: state.table };
+    if (state.app) {
+      controls.push(['/app', 'bi-app', text('control.app')]);
+      query.app = state.app;
+    }
     const measures = values('m').filter((s) => s.value);
     if (measures.length) {
       query.measures = measures.map((s, i) => {
@@ -158,8 +162,10 @@
     $('bi-csv').href = `/console/api/bi/analytics/csv?query=${encodeURIComponent(JSON.stringify(query))}`;
     $('bi-sql').textContent = answer.sql;
     drawChart();
-    // analytics-add.js offers the query that answered to a dashboard
-    document.dispatchEvent(new window.CustomEvent('bi:result', { detail: { query } }));
+    // analytics-add.js and analytics-save.js offer the query that answered as a widget or a
+    // saved query keeps it: without app (each reads its own application's sources)
+    const { app: _app, ...stored } = query;
+    document.dispatchEvent(new window.CustomEvent('bi:result', { detail: { query: stored } }));
   }
 
   form.addEventListener('submit', async (event) => {

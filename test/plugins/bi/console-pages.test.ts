@@ -561,7 +561,17 @@ t.test("every key the BI views, page code and scripts name is a text of the modu
     for (const key of keys) used.add(key);
   }
 
-  for (const file of ['sheets-page.ts', 'dashboard-page.ts', 'analytics-page.ts', 'analytics-form.ts', 'analytics-fields.ts', 'page-support.ts', 'widget-view.ts']) {
+  for (const file of [
+    'sheets-page.ts',
+    'dashboard-page.ts',
+    'data-page.ts',
+    'analytics-page.ts',
+    'analytics-app.ts',
+    'analytics-form.ts',
+    'analytics-fields.ts',
+    'page-support.ts',
+    'widget-view.ts',
+  ]) {
     const source = read(file);
     const called = [...source.matchAll(/\btext\(\s*'([^']+)'/g)].map((m) => m[1]);
     t.same(unknown([...called, ...keysIn(source)]), [], `${file}: its keys are in texts.en.json`);
@@ -595,7 +605,7 @@ t.test("every key the BI views, page code and scripts name is a text of the modu
   );
 
   const s = await session(tenant.adminEmail);
-  for (const url of [sheetsUrl, dashboardUrl, '/bi/analytics?table=BiSheet']) {
+  for (const url of [sheetsUrl, dashboardUrl, `/bi/apps/${app.id}/data`, '/bi/analytics?table=BiSheet', `/bi/analytics?app=${app.id}&table=BiSheet`]) {
     const html = (await s.get(url)).body;
     const sent = scriptData(html, 'bi-texts');
     const loaded = [...html.matchAll(/src="\/console\/modules\/bi\/([\w-]+\.js)"/g)].map((m) => m[1]);
