@@ -25,7 +25,7 @@ import { registerHealthRoutes } from './http/health-routes.ts';
 import { registerMetaRoutes } from './http/meta-routes.ts';
 import { registerTranslationRoutes } from './http/translation-routes.ts';
 import { InterfaceTexts } from './http/interface-texts.ts';
-import { entitySchemas, registerModuleRoutes } from './http/module-routes.ts';
+import { entitySchemas, namedSchemas, registerModuleRoutes } from './http/module-routes.ts';
 import { httpError } from './errors.ts';
 import { installConsole } from './console/index.ts';
 import { loggerOptions, installRequestLog } from './logging.ts';
@@ -70,8 +70,9 @@ export async function buildApp(kernel: Kernel, opts: AppOptions = {}): Promise<F
   installRequestIdHeader(app);
   installSecurityHeaders(app);
 
-  // by $id once: a module routing another module's entity (AI's tasks) needs the same schemas as its owner
-  const shared = [ProblemSchema, ...new Map(kernel.modules.flatMap((m) => entitySchemas(kernel, m)).map((s) => [(s as { $id?: string }).$id, s])).values()];
+  // by $id once: a module routing another module's entity (AI's tasks) needs the same schemas as its owner;
+  // the manifests' named schemas too, which entity schemas and handlers' schemas refer to by name
+  const shared = [ProblemSchema, ...kernel.modules.flatMap(namedSchemas), ...new Map(kernel.modules.flatMap((m) => entitySchemas(kernel, m)).map((s) => [(s as { $id?: string }).$id, s])).values()];
   installProblemHandling(app);
   installRefusals(app);
   // preflights are answered here, before the input guard and authentication

@@ -43,15 +43,31 @@ function decimalExample(f: FieldModel): string {
 const anyJson = (nullable: boolean, description?: string) =>
   Type.Unsafe({ type: ['object', 'array', 'string', 'number', 'boolean', ...(nullable ? ['null'] : [])], additionalProperties: true, description: description ?? 'any JSON value' });
 
+type JsonSchema = Record<string, unknown>;
+
+/**
+ * A json field's schema with the field's words. A reference to a manifest's
+ * named schema ({ "$ref": "<Name>" }) is wrapped in an allOf to carry them:
+ * @fastify/swagger drops whatever stands beside a $ref.
+ */
+function described(schema: JsonSchema, description: string | undefined): JsonSchema {
+  if (description === undefined) return schema;
+  return '$ref' in schema ? { allOf: [schema], description } : { ...schema, description };
+}
+
 /**
  * A json value that may be null: null joins the schema's own type list where it
  * has one, so a refused value gets its schema's errors alone (anyOf would add
- * "must be null" and "must match a schema in anyOf" to each).
+ * "must be null" and "must match a schema in anyOf" to each). One without a
+ * type (a reference to a named schema) becomes anyOf [schema, null], its
+ * description beside the union and a described reference unwrapped.
  */
-function orNull(schema: Record<string, unknown>): Record<string, unknown> {
+function orNull(schema: JsonSchema): JsonSchema {
   if (typeof schema.type === 'string') return { ...schema, type: [schema.type, 'null'] };
   if (Array.isArray(schema.type)) return { ...schema, type: [...new Set([...schema.type, 'null'])] };
-  return { anyOf: [schema, { type: 'null' }] };
+  const { description, ...rest } = schema;
+  const wrapped = Object.keys(rest).length === 1 && Array.isArray(rest.allOf) && rest.allOf.length === 1;
+  return defined({ anyOf: [wrapped ? (rest.allOf as JsonSchema[])[0] : rest, { type: 'null' }], description });
 }
 
 /** Schema of one field's value as clients send it (never null here). */
@@ -90,7 +106,8 @@ function valueSchema(f: FieldModel): TSchema {
     case 'enum':
       return Type.Unsafe({ type: 'string', enum: f.values, description: d });
     case 'json':
-      return f.schema ? Type.Unsafe({ ...(f.schema as object), description: d ?? 'a JSON value' }) : anyJson(false, d);
+      // a named schema describes itself: no stock words beside a reference
+      return f.schema ? Type.Unsafe(described(f.schema as JsonSchema, d ?? ('$ref' in (f.schema as JsonSchema) ? undefined : 'a JSON value'))) : anyJson(false, d);
     case 'ref':
       return Type.String({ format: 'uuid', description: d ?? `id of a ${f.entity}` });
   }
@@ -114,7 +131,7 @@ function outputValueSchema(f: FieldModel, hideable: boolean): TSchema {
   const base: Record<string, unknown> = { ...OUTPUT_TYPE[f.type], ...(f.type === 'enum' ? { enum: [...f.values!, ...(f.required ? [] : [null])] } : {}) };
   if (f.type === 'json') {
     if (!f.schema) return anyJson(true, f.label);
-    return Type.Unsafe({ ...(!f.required || hideable ? orNull(f.schema as Record<string, unknown>) : (f.schema as object)), description: f.label });
+    return Type.Unsafe(!f.required || hideable ? { ...orNull(f.schema as JsonSchema), description: f.label } : described(f.schema as JsonSchema, f.label));
   }
   const nullable = !f.required || hideable;
   return Type.Unsafe({ ...base, ...(nullable ? { type: [base.type, 'null'] } : {}), description: hideable && f.required ? `${f.label ?? f.name} (null when a field rule hides it)` : f.label });
@@ -159,7 +176,7 @@ export function bodySchema(model: EntityModel, kind: BodyKind): TSchema {
     // a secret cannot be read back, so a PUT that omits it keeps the stored one
     const required = (kind === 'Replace' && !f.secret) || (kind === 'Create' && f.required && f.default === undefined && !f.translatable);
     const nullable = !f.required || (f.translatable && kind !== 'Patch');
-    const schema = nullable ? (f.type === 'json' ? Type.Unsafe(orNull(value as Record<string, unknown>)) : Type.Union([value, Type.Null()])) : value;
+    const schema = nullable ? (f.type === 'json' ? Type.Unsafe(orNull(value as JsonSchema)) : Type.Union([value, Type.Null()])) : value;
     props[f.name] = required ? schema : Type.Optional(schema);
   }
   if (model.translatable.length) {

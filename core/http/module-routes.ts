@@ -4,12 +4,20 @@ import type { FastifyInstance } from 'fastify';
 import type { Kernel, LoadedModule } from '../kernel.ts';
 import { ManifestError } from '../manifest/errors.ts';
 import type { CustomRoute } from '../manifest/format.ts';
+import { declaredIds } from '../manifest/schemas.ts';
 import { camel } from '../model/entity-model.ts';
 import { bodySchema, listItemSchema, listSchema, outputSchema } from './json-schemas.ts';
 import { bulkSchemas } from './bulk-schemas.ts';
 import { crudContext, registerCrudRoutes } from './crud-routes.ts';
 import { DATA_WRITE_PROBLEMS } from './route-problems.ts';
 import { RESPONSE_HEADERS, success, type ResponseHeader } from './headers.ts';
+
+/**
+ * The manifest's named schemas, each with its name as $id: what a
+ * { "$ref": "<Name>" } in a field's or a handler's schema resolves to, and
+ * the OpenAPI component of that name.
+ */
+export const namedSchemas = (module: LoadedModule) => Object.entries(module.manifest.schemas ?? {}).map(([name, schema]) => ({ $id: name, ...schema }));
 
 /** The $id-named schemas of every entity a module exposes through CRUD. */
 export function entitySchemas(kernel: Kernel, module: LoadedModule) {
@@ -48,6 +56,14 @@ function registerCustomRoute(app: FastifyInstance, kernel: Kernel, module: Loade
   // schemas are declared once: in the handler (TypeBox, typing its request) or in the manifest
   if (route.schema && Object.keys(handler.schema).length)
     throw new ManifestError(module.file, `/routes/${index}/schema`, `the schemas of "${route.handler}" are declared in its handler too; keep one`);
+  // shared schemas have one home, the manifest's "schemas": one inline would be registered by every route using it
+  const [id] = declaredIds(route.schema ?? handler.schema);
+  if (id !== undefined)
+    throw new ManifestError(
+      module.file,
+      `/routes/${index}/handler`,
+      `"${route.handler}" declares schema "${id}" inline: put it under the manifest's "schemas" and refer to it by name (Type.Ref('${id}'))`,
+    );
   if (route.auth && !kernel.authenticators.has(route.auth)) throw new ManifestError(module.file, `/routes/${index}/auth`, `no plugin exports an authenticator "${route.auth}"`);
   const subject = kernel.models.get(route.access.subject);
   const schema = (route.schema ?? handler.schema) as NonNullable<CustomRoute['schema']> & { upload?: unknown };

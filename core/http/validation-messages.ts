@@ -76,6 +76,9 @@ function message(e: ErrorObject): string {
       return 'is required';
     case 'additionalProperties':
       return 'is not a known field';
+    case 'false schema':
+      // a property a schema rules out ({ "properties": { "app": false } }: a stored query names no app)
+      return 'is not allowed here';
     case 'type':
       return typeMessage(String(p.type).split(','), parent);
     case 'pattern':

@@ -8,6 +8,13 @@ import { outputSchema, schemaId } from './json-schemas.ts';
 
 const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` });
 
+/** A schema put into the document as is (@fastify/swagger leaves webhooks alone): its references by $id (a json field's named schema) made component references. */
+function componentRefs(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(componentRefs);
+  if (!schema || typeof schema !== 'object') return schema;
+  return Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' && !v.startsWith('#') ? ref(v).$ref : componentRefs(v)]));
+}
+
 const HEADERS = [
   { name: 'webhook-id', description: 'the event id (UUIDv7): the same on every try and replay, so a receiver can drop duplicates', schema: { type: 'string', format: 'uuid' } },
   { name: 'webhook-timestamp', description: 'seconds since the epoch when this try was signed; refuse old ones', schema: { type: 'string', pattern: '^\\d+$' } },
@@ -58,7 +65,7 @@ export function webhookDocs(kernel: Kernel, components: Set<string>): Record<str
     const model = kernel.model(entity);
     if (components.has(schemaId(model))) return ref(schemaId(model));
     const { $id: _id, ...inline } = outputSchema(model) as Record<string, unknown>;
-    return inline;
+    return componentRefs(inline) as Record<string, unknown>;
   };
   const moduleNames = new Map(kernel.modules.map((m) => [m.manifest.id, m.manifest.name]));
   const out: Record<string, unknown> = {};

@@ -1,9 +1,8 @@
 // The rules about one field that the JSON Schema cannot say: which options go
 // with which type, and whether a default fits its field. Each fault names the
 // option at fault (its key), or none when something is missing.
-import { Ajv } from 'ajv';
-import addFormatsModule from 'ajv-formats';
 import type { ManifestField } from './format.ts';
+import { schemaFault, type NamedSchemas } from './schemas.ts';
 
 const TEXT_TYPES = new Set(['string', 'text']);
 const NUMBER_TYPES = new Set(['integer', 'decimal']);
@@ -25,7 +24,8 @@ export interface FieldFault {
 
 export const escapePointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 
-export function checkFieldRules(name: string, f: ManifestField, scope: 'tenant' | 'company'): FieldFault | undefined {
+/** `schemas`: the manifest's named schemas, which the field's "schema" may name ({ "$ref": "<Name>" }). */
+export function checkFieldRules(name: string, f: ManifestField, scope: 'tenant' | 'company', schemas: NamedSchemas = {}): FieldFault | undefined {
   const at = (key: string | undefined, reason: string): FieldFault => ({ key, reason });
   const text = TEXT_TYPES.has(f.type);
   if (!/^[a-z][A-Za-z0-9]{0,40}$/.test(name)) return at(undefined, 'field names are camelCase');
@@ -69,12 +69,8 @@ export function checkFieldRules(name: string, f: ManifestField, scope: 'tenant' 
   if (f.format !== undefined && !text) return at('format', '"format" only applies to string and text fields');
   if (f.schema !== undefined) {
     if (f.type !== 'json') return at('schema', '"schema" only applies to json fields');
-    if (typeof f.schema !== 'object' || f.schema === null || Array.isArray(f.schema)) return at('schema', '"schema" must be a JSON Schema object');
-    try {
-      schemaCompiler.compile(f.schema);
-    } catch (err) {
-      return at('schema', `is no valid JSON Schema: ${(err as Error).message}`);
-    }
+    const fault = schemaFault(f.schema, schemas);
+    if (fault) return at(['schema', ...fault.at.map(escapePointer)].join('/'), fault.reason);
   }
   if (f.pattern !== undefined) {
     try {
@@ -85,9 +81,6 @@ export function checkFieldRules(name: string, f: ManifestField, scope: 'tenant' 
   }
   return undefined;
 }
-
-// checks that a json field's schema compiles (formats known, so "format" keywords count)
-const schemaCompiler = (addFormatsModule as unknown as (ajv: Ajv) => Ajv)(new Ajv({ strict: false }));
 
 const DECIMAL = /^-?(\d+)(?:\.(\d+))?$/;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;

@@ -24,7 +24,11 @@ export const FieldSchema = Type.Object(
     minLength: Type.Optional(Type.Integer({ minimum: 0 })),
     pattern: Type.Optional(Type.String({ description: 'string: regular expression the value must match' })),
     format: Type.Optional(Type.Enum(['uri', 'email', 'hostname'], { description: 'string: a JSON Schema format the value must have' })),
-    schema: Type.Optional(Type.Unknown({ description: 'json: the JSON Schema the value must meet (documented in OpenAPI, checked on every write)' })),
+    schema: Type.Optional(
+      Type.Unknown({
+        description: 'json: the JSON Schema the value must meet (documented in OpenAPI, checked on every write); { "$ref": "<Name>" } names one of the manifest\'s "schemas"',
+      }),
+    ),
     minimum: Type.Optional(Type.Number()),
     maximum: Type.Optional(Type.Number()),
     precision: Type.Optional(Type.Integer({ minimum: 1, maximum: 38, description: 'decimal: total digits (default 12)' })),
@@ -273,6 +277,12 @@ export const ManifestSchema = Type.Object(
       Type.Array(Type.String({ pattern: '^[A-Z][A-Za-z0-9]{1,40}$' }), { uniqueItems: true, description: 'permission subjects that are no entity (a page, a report), for grants and custom routes' }),
     ),
     permissions: Type.Optional(Type.Array(PermissionSchema)),
+    schemas: Type.Optional(
+      Type.Record(Name('^[A-Z][A-Za-z0-9]{1,60}$', "schema name: PascalCase, starting with the module's own (BiAnalyticsQuery of module bi)"), Type.Record(Type.String(), Type.Unknown()), {
+        description:
+          'named JSON Schemas, declared once: a json field\'s "schema" (or another of these) names one as { "$ref": "<Name>" }, module code as Type.Ref(\'<Name>\') in a handler\'s schema; each is the OpenAPI component of its name',
+      }),
+    ),
     entities: Type.Optional(Type.Array(EntitySchema)),
     routes: Type.Optional(Type.Array(Type.Union([CrudRouteSchema, CustomRouteSchema]))),
     menu: Type.Optional(Type.Array(MenuSchema)),

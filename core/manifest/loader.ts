@@ -7,7 +7,8 @@ import { Ajv, type ErrorObject } from 'ajv';
 import { ManifestSchema, type Manifest, type ManifestEntity } from './format.ts';
 import { ManifestError } from './errors.ts';
 import { checkFieldDefault, checkFieldRules, escapePointer, MAX_IDENTIFIER } from './field-rules.ts';
-import { snake, tableName } from './names.ts';
+import { ENTITY_COMPONENT_SUFFIXES, entityNoun, hasModulePrefix, pascal, snake, tableName } from './names.ts';
+import { compileFault, shapeFault } from './schemas.ts';
 import { Formula } from '../decimal.ts';
 import { conditionFaults, KERNEL_FIELDS } from './conditions.ts';
 import { checkEvents } from './events.ts';
@@ -53,6 +54,7 @@ export function parseManifest(text: string, file: string): Manifest {
     throw new ManifestError(file, e.instancePath, e.message ?? e.keyword);
   }
   const manifest = data as Manifest;
+  checkSchemas(manifest, file);
   (manifest.entities ?? []).forEach((entity, i) => checkEntity(manifest, entity, file, `/entities/${i}`));
   (manifest.entities ?? []).forEach((entity, i) => checkDerived(manifest, entity, file, `/entities/${i}`));
   checkAuditLog(manifest, file);
@@ -85,6 +87,27 @@ function bestError(all: ErrorObject[]): ErrorObject {
   return errors[0];
 }
 
+/**
+ * Named schemas: prefixed with the module's name as its OpenAPI components are
+ * (BiAnalyticsQuery of bi), so two modules cannot collide; each a JSON Schema
+ * that compiles with the others known. Shapes first: an $id inside one would
+ * be registered beside its name when the others are compiled.
+ */
+function checkSchemas(m: Manifest, file: string): void {
+  const named = m.schemas ?? {};
+  const at = (name: string, inside: string[] = []) => [`/schemas/${escapePointer(name)}`, ...inside.map(escapePointer)].join('/');
+  for (const [name, schema] of Object.entries(named)) {
+    if (!/^[A-Z][A-Za-z0-9]{1,60}$/.test(name) || !hasModulePrefix(m.id, name))
+      throw new ManifestError(file, at(name), `schema names are PascalCase and start with the module's name as a word, as its OpenAPI components do: ${pascal(m.id)}<Name>`);
+    const fault = shapeFault(schema, named);
+    if (fault) throw new ManifestError(file, at(name, fault.at), fault.reason);
+  }
+  for (const [name, schema] of Object.entries(named)) {
+    const fault = compileFault(schema, named);
+    if (fault) throw new ManifestError(file, at(name, fault.at), fault.reason);
+  }
+}
+
 const SYSTEM_SORT = new Set(['createdAt', 'updatedAt']);
 
 const KERNEL_COLUMNS = ['id', 'created_at', 'updated_at', 'version'];
@@ -94,7 +117,7 @@ function checkEntity(m: Manifest, entity: ManifestEntity, file: string, at: stri
   if (entity.scope === 'company') columns.set('company_id', 'the kernel');
   for (const [name, f] of Object.entries(entity.fields)) {
     const ptr = `${at}/fields/${escapePointer(name)}`;
-    const fault = checkFieldRules(name, f, entity.scope) ?? checkFieldDefault(f);
+    const fault = checkFieldRules(name, f, entity.scope, m.schemas) ?? checkFieldDefault(f);
     if (fault) throw new ManifestError(file, fault.key ? `${ptr}/${fault.key}` : ptr, fault.reason);
     const column = snake(name);
     if (columns.has(column)) throw new ManifestError(file, ptr, `its column "${column}" is already used by ${columns.get(column)}`);
@@ -255,6 +278,11 @@ function checkAcrossModules(loaded: LoadedManifest[]): void {
   const entityFields = new Map<string, Map<string, boolean>>();
   const tableOwner = new Map<string, string>();
   const codeOwner = new Map<string, string>();
+  // every OpenAPI component a schema name could take: other modules' schemas, entities' shapes
+  const componentOwner = new Map<string, string>();
+  for (const { manifest: m } of loaded) {
+    for (const e of m.entities ?? []) for (const suffix of ENTITY_COMPONENT_SUFFIXES) componentOwner.set(`${pascal(m.id)}${entityNoun(m.id, e.name)}${suffix}`, `entity "${e.name}"`);
+  }
   for (const l of loaded) {
     const { manifest: m, file } = l;
     if (modules.has(m.id)) throw new ManifestError(file, '/id', `module id "${m.id}" is already used by ${modules.get(m.id)!.file}`);
@@ -274,6 +302,11 @@ function checkAcrossModules(loaded: LoadedManifest[]): void {
       if (tableOwner.has(table)) throw new ManifestError(file, `/entities/${i}/${e.table ? 'table' : 'name'}`, `table "${table}" is already used by entity "${tableOwner.get(table)}"`);
       tableOwner.set(table, e.name);
     });
+    for (const name of Object.keys(m.schemas ?? {})) {
+      const owner = componentOwner.get(name);
+      if (owner) throw new ManifestError(file, `/schemas/${escapePointer(name)}`, `"${name}" is the OpenAPI component of ${owner} already`);
+      componentOwner.set(name, `schema "${name}" of module "${m.id}"`);
+    }
     (m.permissions ?? []).forEach((p, i) => {
       if (codeOwner.has(p.code)) throw new ManifestError(file, `/permissions/${i}/code`, `permission "${p.code}" is already declared by module "${codeOwner.get(p.code)}"`);
       codeOwner.set(p.code, m.id);

@@ -25,9 +25,17 @@ export function plural(word: string): string {
  * module already. Other names stay as they are.
  */
 export function entityNoun(module: string, name: string): string {
-  const prefix = pascal(module);
-  return name.length > prefix.length && name.startsWith(prefix) && /[A-Z]/.test(name[prefix.length]) ? name.slice(prefix.length) : name;
+  return hasModulePrefix(module, name) ? name.slice(pascal(module).length) : name;
 }
+
+/** Whether a PascalCase name starts with the module's name as a word of its own: AiClient of ai, not Aim or Ai. */
+export function hasModulePrefix(module: string, name: string): boolean {
+  const prefix = pascal(module);
+  return name.length > prefix.length && name.startsWith(prefix) && /[A-Z]/.test(name[prefix.length]);
+}
+
+/** The OpenAPI components an entity's generated routes may add, <Module><Noun><suffix> (http/json-schemas.ts, bulk-schemas.ts). */
+export const ENTITY_COMPONENT_SUFFIXES = ['', 'Create', 'Replace', 'Patch', 'ListItem', 'List', 'Bulk', 'BulkResult'];
 
 export function tableName(module: string, entity: ManifestEntity): string {
   return entity.table ?? `${snake(module).replace(/-/g, '_')}_${plural(snake(entityNoun(module, entity.name)))}`;

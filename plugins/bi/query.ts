@@ -11,84 +11,21 @@ export const AGGREGATIONS = ['count', 'countDistinct', 'sum', 'avg', 'min', 'max
 export const GRANULARITIES = ['day', 'week', 'month', 'quarter', 'year'] as const;
 export type Role = 'dimension' | 'measure' | 'time';
 
-const NAME = '^[A-Za-z_][A-Za-z0-9_.]{0,99}$';
+// The rules parseQuery checks by hand, for messages of its own on GET ?query=: the same as
+// the manifest's BiAnalyticsQuery (manifests/bi.json), which a test holds them to.
+export const NAME = '^[A-Za-z_][A-Za-z0-9_.]{0,99}$';
 // entity fields are camelCase; a data source's columns may hold _ (order_date)
-const FIELD = '^[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62}){0,3}$';
+export const FIELD = '^[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62}){0,3}$';
 /** an entity (Opportunity), or a table of one of the application's data sources (warehouse.orders) */
-const TABLE = '^([A-Z][A-Za-z0-9]{0,62}|[a-z][a-z0-9_]{0,39}\\.[A-Za-z_][A-Za-z0-9_]{0,62}|query:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$';
-const DAY = '^\\d{4}-\\d{2}-\\d{2}$';
-const FilterValue = Type.Union([Type.String({ maxLength: 1000 }), Type.Number(), Type.Boolean()]);
+export const TABLE = '^([A-Z][A-Za-z0-9]{0,62}|[a-z][a-z0-9_]{0,39}\\.[A-Za-z_][A-Za-z0-9_]{0,62}|query:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$';
+export const DAY = '^\\d{4}-\\d{2}-\\d{2}$';
 
-/** The query's JSON Schema: POST /api/bi/analytics's body, and what ?query= must parse to. */
-export const AnalyticsQuery = Type.Object(
-  {
-    table: Type.String({ pattern: TABLE, description: 'a table of GET /api/bi/app-tables: an entity, `<source>.<table>` of a data source of the application `app`, or `query:<id>`, a saved query of that application' }),
-    app: Type.Optional(Type.String({ format: 'uuid', description: "the application whose data sources' tables the query may name (GET /api/bi/schema?app=…)" })),
-    measures: Type.Optional(
-      Type.Array(
-        Type.Object(
-          {
-            agg: Type.Unsafe<(typeof AGGREGATIONS)[number]>({ type: 'string', enum: [...AGGREGATIONS] }),
-            field: Type.Optional(Type.String({ pattern: FIELD, description: 'not for count' })),
-            name: Type.Optional(Type.String({ pattern: NAME, description: 'the result column (default `<agg>` or `<agg>_<field>`)' })),
-          },
-          { additionalProperties: false },
-        ),
-        { maxItems: 20 },
-      ),
-    ),
-    dimensions: Type.Optional(Type.Array(Type.String({ pattern: FIELD, description: 'a field, or a path along references ("projectId.name")' }), { maxItems: 10 })),
-    timeDimensions: Type.Optional(
-      Type.Array(
-        Type.Object(
-          {
-            field: Type.String({ pattern: FIELD, description: 'a date or datetime field' }),
-            granularity: Type.Optional(
-              Type.Unsafe<(typeof GRANULARITIES)[number]>({ type: 'string', enum: [...GRANULARITIES], description: 'group by this period; without it the range only filters' }),
-            ),
-            dateRange: Type.Optional(
-              Type.Array(Type.String({ pattern: DAY }), {
-                minItems: 2,
-                maxItems: 2,
-                examples: [['2026-01-01', '2026-12-31']],
-                description: '[first day, last day], both included, in the tenant’s time zone',
-              }),
-            ),
-            name: Type.Optional(Type.String({ pattern: NAME, description: 'the result column (default `<field>.<granularity>`)' })),
-          },
-          { additionalProperties: false },
-        ),
-        { maxItems: 3 },
-      ),
-    ),
-    filters: Type.Optional(
-      Type.Array(
-        Type.Object(
-          {
-            field: Type.String({ pattern: FIELD }),
-            op: Type.Unsafe<(typeof FILTER_OPS)[number]>({ type: 'string', enum: [...FILTER_OPS] }),
-            value: Type.Optional(FilterValue),
-            values: Type.Optional(Type.Array(FilterValue, { minItems: 1, maxItems: 100 })),
-          },
-          { additionalProperties: false },
-        ),
-        { maxItems: 30 },
-      ),
-    ),
-    order: Type.Optional(
-      Type.Array(
-        Type.Object(
-          { by: Type.String({ pattern: NAME, description: 'a result column' }), dir: Type.Optional(Type.Unsafe<'asc' | 'desc'>({ type: 'string', enum: ['asc', 'desc'] })) },
-          { additionalProperties: false },
-        ),
-        { maxItems: 10 },
-      ),
-    ),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10000 })),
-    offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000000 })),
-  },
-  { additionalProperties: false, $id: 'BiAnalyticsQuery', description: 'an analytics query (README "BI module")' },
-);
+/**
+ * The query's JSON Schema, declared once in manifests/bi.json ("schemas"):
+ * POST /api/bi/analytics's body, a saved query's and a widget's query, and
+ * what ?query= must parse to.
+ */
+export const AnalyticsQuery = Type.Ref('BiAnalyticsQuery');
 
 /** A query's result with what the answer shows beside it. */
 export type QueryRun = Analysis & { table: string; roles: Map<string, Role>; durationMs: number };

@@ -111,8 +111,24 @@ function manifestRoutes(kernel: Kernel): Map<string, Known> {
   return out;
 }
 
+/**
+ * An allOf as one schema (a json field's described reference to a manifest's
+ * schema, a named schema narrowing another): its branches' keywords together,
+ * without the properties a branch rules out (false).
+ */
+function allOf({ allOf: branches, ...own }: Schema, resolve: (s: Schema) => Schema): Schema {
+  const all = [own, ...(branches as Schema[]).map(resolve)];
+  const out: Schema = Object.assign({}, ...all);
+  if (all.some((b) => b.properties)) {
+    const properties = Object.assign({}, ...all.map((b) => b.properties ?? {}));
+    out.properties = Object.fromEntries(Object.entries(properties).filter(([, v]) => v !== false));
+    out.required = all.flatMap((b) => b.required ?? []).filter((k: string) => k in out.properties);
+  }
+  return out;
+}
+
 function describeApi(doc: Doc, kernel: Kernel): Api {
-  const resolve = (s: Schema): Schema => (s?.$ref ? resolve(doc.components.schemas[s.$ref.split('/').pop()!]) : s);
+  const resolve = (s: Schema): Schema => (s?.$ref ? resolve(doc.components.schemas[s.$ref.split('/').pop()!]) : Array.isArray(s?.allOf) ? allOf(s, resolve) : s);
   const model = (name: string) => kernel.models.get(name);
   const refTarget = (entity: string | undefined, name: string): string | undefined => {
     const f = entity ? model(entity)?.byName.get(name) : undefined;
