@@ -10,6 +10,12 @@ export interface Config {
   clock?: Clock;
   /** connection key → PostgreSQL URL; no "main" entry means embedded PGlite */
   databases: Record<string, string>;
+  /**
+   * connection key → a direct URL for what needs a session of its own (LISTEN:
+   * the registry, revocation and cache notifications, the job runner), where
+   * `databases` goes through a transaction pooler (PgBouncer); default the key's URL
+   */
+  sessionDatabases: Record<string, string>;
   dataDir: string;
   /** PGlite: run in memory (tests) instead of persisting under dataDir */
   pgliteInMemory: boolean;
@@ -185,17 +191,28 @@ function placement(value: string | undefined): Config['tenantPlacement'] {
   throw new Error(`TENANT_PLACEMENT must be "main" or "fewest", not "${value}"`);
 }
 
+/** `<NAME>` as key main, `<NAME>_<KEY>` as key <key> (lower case). */
+function urlsByKey(env: NodeJS.ProcessEnv, name: string): Record<string, string> {
+  const urls: Record<string, string> = {};
+  if (env[name]) urls.main = env[name];
+  const pattern = new RegExp(`^${name}_([A-Z0-9_]+)$`);
+  for (const [key, value] of Object.entries(env)) {
+    const m = pattern.exec(key);
+    if (m && value) urls[m[1].toLowerCase()] = value;
+  }
+  return urls;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = resolve(env.DATA_DIR ?? 'data');
-  const databases: Record<string, string> = {};
-  if (env.DATABASE_URL) databases.main = env.DATABASE_URL;
-  for (const [key, value] of Object.entries(env)) {
-    const m = /^DATABASE_URL_([A-Z0-9_]+)$/.exec(key);
-    if (m && value) databases[m[1].toLowerCase()] = value;
-  }
+  const databases = urlsByKey(env, 'DATABASE_URL');
+  const sessionDatabases = urlsByKey(env, 'DATABASE_SESSION_URL');
+  const stray = Object.keys(sessionDatabases).find((key) => !databases[key]);
+  if (stray) throw new Error(`DATABASE_SESSION_URL${stray === 'main' ? '' : `_${stray.toUpperCase()}`} is set without its DATABASE_URL${stray === 'main' ? '' : `_${stray.toUpperCase()}`}`);
   const admin = env.PLATFORM_ADMIN_EMAIL && env.PLATFORM_ADMIN_PASSWORD ? { email: env.PLATFORM_ADMIN_EMAIL, password: env.PLATFORM_ADMIN_PASSWORD } : undefined;
   return {
     databases,
+    sessionDatabases,
     dataDir,
     pgliteInMemory: env.PGLITE_MEMORY === 'true',
     pgliteSnapshot: env.PGLITE_SNAPSHOT || undefined,

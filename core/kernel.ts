@@ -130,8 +130,8 @@ export async function openKernel(config: Config): Promise<Kernel> {
   const signals = new Signals(dbs, config.registrySchema);
   const changes = new DataChanges(dbs, config.registrySchema);
   const loginThrottle = new LoginThrottle(dbs, config.registrySchema, config.loginThrottle, config.refreshTokenTtlSeconds * 1000);
-  // one LISTEN connection on a shared server; embedded PGlite serves one process only
-  const listener = config.databases.main ? new PgListener(config.databases.main) : undefined;
+  // one LISTEN connection on a shared server (direct: a transaction pooler keeps no session); embedded PGlite serves one process only
+  const listener = config.databases.main ? new PgListener(dbs.sessionUrl('main')!) : undefined;
   const outbox = new Outbox(config.registrySchema);
   const queues = new JobQueues(dbs, { schema: `${config.registrySchema}_jobs`, poolSize: config.jobsPoolSize, maintain: config.workers });
   // databases tenants configure (BI's data sources), read-only, under config.externalDb

@@ -43,6 +43,11 @@ export class Databases {
     return this.#config.databases[key];
   }
 
+  /** A direct URL of a connection key for what needs a session (LISTEN): not through a transaction pooler. */
+  sessionUrl(key: string): string | undefined {
+    return this.#config.sessionDatabases?.[key] ?? this.#config.databases[key];
+  }
+
   get main(): Orm {
     return this.get('main');
   }

@@ -47,7 +47,8 @@ export class JobQueues {
   async #constructorOptions(key: string): Promise<ConstructorOptions> {
     const { schema, poolSize, maintain } = this.#options;
     const common = { schema, supervise: maintain, schedule: maintain, migrate: true, persistWarnings: false };
-    const url = this.#dbs.url(key);
+    // direct: its workers LISTEN for new jobs, which a transaction pooler cannot serve
+    const url = this.#dbs.sessionUrl(key);
     if (url) return { ...common, connectionString: url, max: poolSize, useListenNotify: maintain, application_name: 'plinth-jobs' };
     const native = (await (this.#dbs.get(key).em.getConnection() as unknown as { getNativeClient(): Promise<PGliteLike> }).getNativeClient()) as PGliteLike;
     return { ...common, db: fromPglite(native), backend: 'pglite' };

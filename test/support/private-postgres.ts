@@ -24,7 +24,7 @@ function binDir(): string | undefined {
   return dir && existsSync(join(dir, 'pg_ctl')) ? dir : undefined;
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer()
       .listen(0, '127.0.0.1', () => {
