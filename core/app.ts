@@ -90,6 +90,8 @@ export async function buildApp(kernel: Kernel, opts: AppOptions = {}): Promise<F
     hook: 'preHandler',
     max: config.rateLimit.max,
     timeWindow: config.rateLimit.windowMs,
+    // counted together with every other process on the database (PGlite: this process alone)
+    ...(kernel.rateLimits ? { store: kernel.rateLimits.Store } : {}),
     keyGenerator: (request) => (request.principal && request.tenant ? `${request.tenant.id}:${request.principal.id}` : request.ip),
     errorResponseBuilder: (_request, ctx) => httpError('RATE_LIMITED', `limit of ${ctx.max} requests per ${ctx.after} reached`),
   });

@@ -18,6 +18,7 @@ import { ExternalDatabases } from './db/external-db.ts';
 import { PgListener } from './db/pg-listener.ts';
 import { Revocations } from './auth/revocations.ts';
 import { RoleChanges } from './access/role-changes.ts';
+import { SharedRateLimits } from './auth/shared-rate-limits.ts';
 import { LoginThrottle } from './auth/login-throttle.ts';
 import { PermissionCatalog } from './access/permission-catalog.ts';
 import type { PluginModule } from './context/plugin-module.ts';
@@ -66,6 +67,8 @@ export interface Kernel {
   roleChanges: RoleChanges;
   /** failed logins per account and address */
   loginThrottle: LoginThrottle;
+  /** request limits every process counts together (PostgreSQL; embedded PGlite serves one process, which counts alone) */
+  rateLimits?: SharedRateLimits;
   permissions: PermissionCatalog;
   /** encrypts and decrypts secret fields */
   secrets: SecretBox;
@@ -130,6 +133,7 @@ export async function openKernel(config: Config): Promise<Kernel> {
   const signals = new Signals(dbs, config.registrySchema);
   const changes = new DataChanges(dbs, config.registrySchema);
   const loginThrottle = new LoginThrottle(dbs, config.registrySchema, config.loginThrottle, config.refreshTokenTtlSeconds * 1000);
+  const rateLimits = config.databases.main ? new SharedRateLimits(dbs, config.registrySchema, { syncMs: config.rateLimit.syncMs }) : undefined;
   // one LISTEN connection on a shared server (direct: a transaction pooler keeps no session); embedded PGlite serves one process only
   const listener = config.databases.main ? new PgListener(dbs.sessionUrl('main')!) : undefined;
   const outbox = new Outbox(config.registrySchema);
@@ -141,6 +145,8 @@ export async function openKernel(config: Config): Promise<Kernel> {
     await tenants.ensure();
     await revocations.ensure();
     await loginThrottle.ensure();
+    await rateLimits?.ensure();
+    rateLimits?.start();
     await outbox.ensure(dbs);
     await queues.start();
     if (listener) {
@@ -153,6 +159,7 @@ export async function openKernel(config: Config): Promise<Kernel> {
     }
   } catch (err) {
     await queues.stop();
+    await rateLimits?.stop();
     await listener?.close();
     await dbs.close();
     throw err;
@@ -169,6 +176,7 @@ export async function openKernel(config: Config): Promise<Kernel> {
     revocations,
     roleChanges,
     loginThrottle,
+    rateLimits,
     permissions: new PermissionCatalog(manifests),
     events: new EventCatalog(manifests),
     outbox,
@@ -191,6 +199,7 @@ export async function openKernel(config: Config): Promise<Kernel> {
       await kernel.eventRuntime?.stop();
       await queues.stop();
       await externalDb.close();
+      await rateLimits?.stop();
       await listener?.close();
       await dbs.close();
     },
