@@ -55,6 +55,8 @@ export interface Config {
   trustProxy: boolean;
   /** languages the console's switcher offers (CONSOLE_LANGUAGES), for data and, where translated, the interface */
   consoleLanguages: string[];
+  /** tenants whose roles, abilities and interface texts a process keeps (TENANT_CACHE_SIZE); the least recently used go first */
+  tenantCacheSize: number;
   /** requests per caller (or address) and window; processes on one database add their counts up every syncMs (auth/shared-rate-limits.ts) */
   rateLimit: { max: number; windowMs: number; syncMs: number };
   /** failed logins: per (tenant, e-mail, address) and per (tenant, e-mail); lockMs is window and lock time */
@@ -240,6 +242,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .split(',')
       .map((l) => l.trim().toLowerCase())
       .filter((l) => /^[a-z]{2,3}(-[a-z0-9]{2,8})?$/.test(l)),
+    tenantCacheSize: Math.max(100, int(env.TENANT_CACHE_SIZE, 10_000)),
     rateLimit: { max: int(env.RATE_LIMIT_MAX, 1200), windowMs: int(env.RATE_LIMIT_WINDOW_MS, 60_000), syncMs: Math.max(50, int(env.RATE_LIMIT_SYNC_MS, 1000)) },
     loginThrottle: {
       addressMaxFailures: Math.max(1, int(env.LOGIN_MAX_FAILURES, 5)),

@@ -1,5 +1,5 @@
-// CASL abilities, one per (tenant, role set), kept until the tenant's roles
-// change. An ability holds the grants as the manifests write them, caller
+// CASL abilities, one per set of permission codes, shared by every (tenant,
+// role set) holding those codes until the tenant's roles change. An ability holds the grants as the manifests write them, caller
 // placeholders ("${user.id}") included: it answers whether an action on an
 // entity is granted at all, and its conditions are compiled into SQL
 // (data/scope.ts), where each statement binds the caller's values. No
@@ -7,6 +7,7 @@
 // ability.
 import { createMongoAbility, type MongoAbility } from '@casl/ability';
 import { rulesToCondition } from '@casl/ability/extra';
+import { LRUCache } from 'lru-cache';
 import type { PermissionCatalog } from './permission-catalog.ts';
 import type { RoleDirectory } from './role-directory.ts';
 import type { Principal } from './principal.ts';
@@ -19,16 +20,26 @@ interface Compiled {
 
 const filterCache = new WeakMap<Ability, Map<string, Record<string, unknown> | null>>();
 
+/**
+ * Abilities are compiled once per set of permission codes and shared by every
+ * tenant and role set holding exactly those codes, with the row filters
+ * compiled from them (accessFilter's cache): ten thousand tenants with the
+ * stock roles hold a handful of abilities, and a tenant's first request finds
+ * them warm. Both caches are bounded (least recently used go first).
+ */
 export class AbilityFactory {
   #catalog: PermissionCatalog;
   #roles: RoleDirectory;
-  #compiled = new Map<string, Compiled>();
-  /** abilities of code sets held directly (principal.codes), by the sorted set: the catalog is fixed once loaded */
-  #byCodes = new Map<string, Ability>();
+  /** by tenant and role set: the generation of the role data and the shared ability */
+  #compiled: LRUCache<string, Compiled>;
+  /** by the sorted code set */
+  #byCodes: LRUCache<string, Ability>;
 
-  constructor(catalog: PermissionCatalog, roles: RoleDirectory) {
+  constructor(catalog: PermissionCatalog, roles: RoleDirectory, opts: { tenants?: number; codeSets?: number } = {}) {
     this.#catalog = catalog;
     this.#roles = roles;
+    this.#compiled = new LRUCache({ max: opts.tenants ?? 10_000 });
+    this.#byCodes = new LRUCache({ max: opts.codeSets ?? 1_000 });
   }
 
   async for(tenantId: string, roleNames: string[]): Promise<Ability> {
@@ -36,19 +47,24 @@ export class AbilityFactory {
     const { codes, generation } = await this.#roles.resolve(tenantId, roleNames);
     let compiled = this.#compiled.get(key);
     if (!compiled || compiled.generation !== generation) {
-      compiled = { generation, ability: createMongoAbility(this.#catalog.rules(codes)) };
+      compiled = { generation, ability: this.forCodes(codes) };
       this.#compiled.set(key, compiled);
     }
     return compiled.ability;
   }
 
-  /** The ability of a set of permission codes held directly (an API key's scopes); unknown codes grant nothing. */
+  /** The ability of a set of permission codes (a role set's, or held directly: an API key's scopes); unknown codes grant nothing. */
   forCodes(codes: string[]): Ability {
     const set = [...new Set(codes)].sort();
     const key = set.join(',');
     let ability = this.#byCodes.get(key);
     if (!ability) this.#byCodes.set(key, (ability = createMongoAbility(this.#catalog.rules(set.filter((c) => this.#catalog.has(c))))));
     return ability;
+  }
+
+  /** How many entries the caches hold (the scale bench reports them). */
+  get sizes(): { tenantRoleSets: number; codeSets: number } {
+    return { tenantRoleSets: this.#compiled.size, codeSets: this.#byCodes.size };
   }
 
   /** A user's or client's ability: from the codes it holds directly, else from its roles in the tenant. */
@@ -63,7 +79,7 @@ export class AbilityFactory {
 
   /** Forget compiled abilities of a tenant (its roles changed). */
   invalidate(tenantId: string): void {
-    for (const key of this.#compiled.keys()) if (key.startsWith(`${tenantId}|`)) this.#compiled.delete(key);
+    for (const key of [...this.#compiled.keys()]) if (key.startsWith(`${tenantId}|`)) this.#compiled.delete(key);
     this.#roles.invalidate(tenantId);
   }
 }

@@ -48,14 +48,20 @@ export class PermissionCatalog {
   }
 
   /** The rules of a set of codes; unknown codes (a removed module) grant nothing. */
+  /**
+   * The CASL rules of a set of codes: the grants, then the inverted ones. CASL
+   * lets a later rule win, so each "cannot" bounds every grant of the set
+   * whichever code it comes from and in whatever order the codes are listed.
+   */
   rules(codes: Iterable<string>): Rule[] {
-    const rules: Rule[] = [];
+    const grants: Rule[] = [];
+    const limits: Rule[] = [];
     for (const code of codes) {
       for (const g of this.codes.get(code)?.grants ?? []) {
-        rules.push({ action: g.action, subject: g.subject, conditions: g.conditions, fields: g.fields, inverted: g.inverted } as Rule);
+        (g.inverted ? limits : grants).push({ action: g.action, subject: g.subject, conditions: g.conditions, fields: g.fields, inverted: g.inverted } as Rule);
       }
     }
-    return rules;
+    return [...grants, ...limits];
   }
 
   /** Codes whose grants allow an action on a subject: documentation for OpenAPI. */

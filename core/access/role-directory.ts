@@ -1,5 +1,6 @@
 // Which permission codes each role of a tenant holds, cached per tenant.
 // The built-in "admin" role holds every code the loaded manifests declare.
+import { LRUCache } from 'lru-cache';
 import type { Databases } from '../db/databases.ts';
 import type { EntityModel } from '../model/entity-model.ts';
 import type { PermissionCatalog } from './permission-catalog.ts';
@@ -18,11 +19,13 @@ const TTL_MS = 30_000;
 
 export class RoleDirectory {
   #kernel: RoleDirectoryDeps;
-  #byTenant = new Map<string, { loadedAt: number; generation: number; roles: Map<string, string[]> }>();
+  /** bounded like every per-tenant cache: the least recently used tenants go first, and are read again when they come back */
+  #byTenant: LRUCache<string, { loadedAt: number; generation: number; roles: Map<string, string[]> }>;
   #generation = 0;
 
-  constructor(kernel: RoleDirectoryDeps) {
+  constructor(kernel: RoleDirectoryDeps, opts: { tenants?: number } = {}) {
     this.#kernel = kernel;
+    this.#byTenant = new LRUCache({ max: opts.tenants ?? 10_000 });
   }
 
   isStale(tenantId: string): boolean {

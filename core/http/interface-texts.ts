@@ -84,7 +84,7 @@ export class InterfaceTexts {
     const ctx = await this.#kernel.contextFor({ tenant: tenantId, principal: SYSTEM });
     const rows = (await ctx.data('Translation').find({}, { limit: 100_000 })) as unknown as Override[];
     // bounded like the tenants it serves: one entry per tenant, dropped oldest first
-    if (this.#cache.size >= 10_000) this.#cache.delete(this.#cache.keys().next().value!);
+    if (this.#cache.size >= this.#kernel.config.tenantCacheSize) this.#cache.delete(this.#cache.keys().next().value!);
     this.#cache.set(tenantId, { stamp, rows });
     return rows;
   }

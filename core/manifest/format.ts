@@ -157,7 +157,7 @@ const GrantSchema = Type.Object(
     subject: OneOrMany(Type.String({ pattern: '^([A-Z][A-Za-z0-9]*|all)$' })),
     conditions: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'CASL conditions on scalar fields; "${user.id}" and "${user.companyIds}" bind the caller' })),
     fields: Type.Optional(Type.Array(Type.String(), { minItems: 1, description: 'the grant covers only these fields: others read as null and cannot be written through it' })),
-    inverted: Type.Optional(Type.Boolean()),
+    inverted: Type.Optional(Type.Boolean({ description: 'a "cannot": it bounds every grant of the codes a caller holds, whichever code grants it' })),
   },
   { additionalProperties: false },
 );

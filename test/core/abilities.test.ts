@@ -1,5 +1,5 @@
-// CASL abilities from manifest grants: one ability per tenant and role set,
-// shared by every caller (rules keep their caller placeholders; the scope
+// CASL abilities from manifest grants: one ability per set of permission
+// codes, shared by every tenant and role set holding them and by every caller (rules keep their caller placeholders; the scope
 // compiler binds them per statement, see scope.test.ts), accessFilter merges
 // rules into one condition, and role changes take effect once the tenant's
 // abilities are invalidated.
@@ -64,18 +64,20 @@ t.test('the permission catalog', async (t) => {
   t.same(catalog.codesGranting('delete', 'Tag'), ['app:notes:tags'], 'manage grants every action');
 });
 
-t.test('one ability per tenant and role set, holding no caller value', async (t) => {
-  const roles = fakeRoles({ owner: ['app:notes:own'], company: ['app:notes:company'] });
+t.test('one ability per set of codes, holding no caller value', async (t) => {
+  const roles = fakeRoles({ owner: ['app:notes:own'], company: ['app:notes:company'], mine: ['app:notes:own'] });
   const factory = new AbilityFactory(new PermissionCatalog([manifest]), roles as unknown as RoleDirectory);
   const a = await factory.for('t1', ['owner']);
   t.equal(a, await factory.for('t1', ['owner']), 'shared');
-  t.not(a, await factory.for('t2', ['owner']), 'per tenant');
-  t.not(a, await factory.for('t1', ['owner', 'company']), 'per role set');
+  t.equal(a, await factory.for('t2', ['owner']), 'by every tenant whose role holds the same codes');
+  t.equal(a, await factory.for('t1', ['mine']), 'and by a role of another name with the same codes');
+  t.not(a, await factory.for('t1', ['owner', 'company']), 'another set of codes, another ability');
+  t.same(factory.sizes, { tenantRoleSets: 4, codeSets: 2 });
   t.ok(a.can('read', 'Note'));
   t.notOk(a.can('delete', 'Note'), 'only the granted actions');
   t.same(accessFilter(a, 'read', 'Note'), { ownerId: '${user.id}' });
   t.equal(accessFilter(a, 'read', 'Note'), accessFilter(a, 'read', 'Note'), 'the same condition object each time: its compiled SQL is cached on it');
-  t.same(accessFilter(await factory.for('t1', ['owner', 'company']), 'read', 'Note'), { $or: [{ companyId: { $in: '${user.companyIds}' } }, { ownerId: '${user.id}' }] });
+  t.same(accessFilter(await factory.for('t1', ['owner', 'company']), 'read', 'Note'), { $or: [{ ownerId: '${user.id}' }, { companyId: { $in: '${user.companyIds}' } }] });
 });
 
 t.test('accessFilter: {} for every row, null for none, conditions otherwise', async (t) => {
@@ -100,6 +102,18 @@ t.test('accessFilter: {} for every row, null for none, conditions otherwise', as
   t.same(await f('noDrafts'), { $not: { status: 'draft' } }, 'an unconditional grant bounded by a cannot');
   t.same(await f('ownNoDrafts'), { $and: [{ ownerId: '${user.id}' }, { $not: { status: 'draft' } }] });
   t.equal(await f('onlyDrafts'), null, 'a cannot alone grants nothing');
+  roles.roles.draftsFirst = ['app:notes:no-drafts', 'app:notes:view'];
+  t.same(await f('draftsFirst'), { $not: { status: 'draft' } }, 'whatever the order of the codes');
+});
+
+t.test('the caches are bounded: the least recently used tenants go first', async (t) => {
+  const roles = fakeRoles({ owner: ['app:notes:own'] });
+  const factory = new AbilityFactory(new PermissionCatalog([manifest]), roles as unknown as RoleDirectory, { tenants: 3, codeSets: 2 });
+  const first = await factory.for('t0', ['owner']);
+  for (let i = 1; i < 50; i++) t.equal(await factory.for(`t${i}`, ['owner']), first, `tenant ${i} shares it`);
+  t.same(factory.sizes, { tenantRoleSets: 3, codeSets: 1 }, 'three tenants kept, one ability');
+  for (const codes of [['app:notes:view'], ['app:notes:tags'], ['app:notes:own', 'app:notes:tags']]) factory.forCodes(codes);
+  t.equal(factory.sizes.codeSets, 2, 'at most two sets of codes');
 });
 
 t.test('role changes take effect after invalidate', async (t) => {
