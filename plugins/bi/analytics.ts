@@ -45,7 +45,7 @@ export const Result = Type.Object(
  * query's table: saved-tables.ts); its error paths point into the query as sent. `app`: the application whose data
  * sources it may read (a widget's), else the query's own `app`.
  */
-export async function runQuery(ctx: ModuleContext, input: unknown, opts: { tables?: BiTable[]; app?: string } = {}): Promise<QueryRun> {
+async function runQuery(ctx: ModuleContext, input: unknown, opts: { tables?: BiTable[]; app?: string } = {}): Promise<QueryRun> {
   const table = (input as { table?: unknown } | null)?.table;
   if (savedId(table) !== undefined) return runSaved(ctx, input, opts.app, opts.tables);
   if (externalName(table)) return runExternal(ctx, input, opts.app);

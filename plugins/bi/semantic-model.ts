@@ -93,7 +93,7 @@ export function entityQuery(ctx: ModuleContext, input: unknown, tables: BiTable[
 }
 
 /** The type of a field path from `table` ("projectId.name"), or undefined when the caller's model lacks it (the kernel then says why). */
-export function fieldTypeOf(tables: BiTable[], table: string, path: string): string | undefined {
+function fieldTypeOf(tables: BiTable[], table: string, path: string): string | undefined {
   const byName = new Map(tables.map((t) => [t.name, t]));
   let current = byName.get(table);
   const parts = path.split('.');
