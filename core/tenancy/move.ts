@@ -1,7 +1,10 @@
 // Moving a tenant to another database (npm run tenant:move): its schema is built
-// on the target from the create script, its rows copied, counted and checksummed
-// on both sides, and the registry switched, while the source tables are locked
-// against writes (reads go on). Before the lock is released, every source table
+// on the target from the create script and its rows copied from a snapshot while
+// writes go on; then the source tables are locked against writes (reads go on),
+// the copy is brought up to date (rows whose hash differs, by id, copied again;
+// rows gone, deleted), every table counted and checksummed on both sides, and
+// the registry switched. Writes wait only for that catch-up, not for the copy.
+// Before the lock is released, every source table
 // gets a trigger that refuses writes with SQLSTATE 57P03 (answered as 503
 // DATABASE_UNAVAILABLE, Retry-After): a write that waited on the lock, or comes
 // from a process that has not heard of the switch yet, fails and is retried on
@@ -26,7 +29,7 @@ export interface MoveResult {
   from: string;
   to: string;
   tables: MovedTable[];
-  /** how long writes were held (the source tables locked) */
+  /** how long writes were held (the source tables locked: the catch-up after the copy, and the checks) */
   writesHeldMs: number;
   totalMs: number;
 }
@@ -34,8 +37,10 @@ export interface MoveResult {
 export interface MoveOptions {
   /** rows per statement while copying */
   batch?: number;
-  /** after each table copied */
+  /** after each table checked, writes held */
   onTable?: (t: MovedTable) => void;
+  /** after each table copied from the snapshot, writes going on */
+  onCopied?: (table: string) => void | Promise<void>;
 }
 
 /** What a move needs of the kernel. */
@@ -82,16 +87,75 @@ async function summary(run: Run, schema: string, table: string): Promise<{ rows:
   return row;
 }
 
-/** Copies every table in `order` from the source transaction to the target one, and checks rows and checksums match. */
-async function copyTables(srun: Run, trun: Run, schema: string, order: string[], batch: number, where: { from: string; to: string }, onTable?: (t: MovedTable) => void): Promise<MovedTable[]> {
+/** Copies every row of `table` from the source transaction to the target one, `batch` rows a statement. */
+async function copyRows(srun: Run, trun: Run, schema: string, table: string, batch: number): Promise<void> {
+  for (let offset = 0; ; offset += batch) {
+    const [{ rows }] = (await srun(`select coalesce(json_agg(t), '[]') as rows from (select * from "${schema}"."${table}" order by 1 limit ? offset ?) t`, [batch, offset])) as { rows: Row[] }[];
+    if (!rows.length) break;
+    await trun(`insert into "${schema}"."${table}" select * from json_populate_recordset(null::"${schema}"."${table}", ?::json)`, [JSON.stringify(rows)]);
+    if (rows.length < batch) break;
+  }
+}
+
+/** The table's columns by name (their order differs between a migrated schema and a new one), and whether its primary key is `id` alone. */
+async function shapeOf(run: Run, schema: string, table: string): Promise<{ cols: string[]; keyed: boolean }> {
+  const rel = `"${schema}"."${table}"`;
+  const cols = ((await run(`select attname as c from pg_attribute where attrelid = ?::regclass and attnum > 0 and not attisdropped order by attname`, [rel])) as { c: string }[]).map((r) => r.c);
+  const key = (await run(`select a.attname as c from pg_index i join pg_attribute a on a.attrelid = i.indrelid and a.attnum = any(i.indkey) where i.indrelid = ?::regclass and i.indisprimary`, [
+    rel,
+  ])) as { c: string }[];
+  return { cols, keyed: key.length === 1 && key[0].c === 'id' };
+}
+
+/** id → hash of the row, over its columns by name. */
+async function rowHashes(run: Run, schema: string, table: string, cols: string[]): Promise<Map<string, string>> {
+  const rows = (await run(`select id::text as id, md5(row(${cols.map((c) => `"${c}"`).join(', ')})::text) as h from "${schema}"."${table}"`)) as { id: string; h: string }[];
+  return new Map(rows.map((r) => [r.id, r.h]));
+}
+
+/**
+ * Brings the target's copy up to date with the source, whose tables are locked:
+ * by id, rows gone from the source are deleted (referencing tables first) and
+ * rows new or changed since the snapshot copied again (referenced tables
+ * first); a table without an `id` key is copied again whole.
+ */
+async function catchUp(srun: Run, trun: Run, schema: string, order: string[], batch: number): Promise<void> {
+  const work: { table: string; cols: string[]; upsert: string[]; remove: string[] }[] = [];
+  for (const table of order) {
+    const { cols, keyed } = await shapeOf(srun, schema, table);
+    if (!keyed) {
+      await trun(`delete from "${schema}"."${table}"`);
+      await copyRows(srun, trun, schema, table, batch);
+      continue;
+    }
+    const [source, target] = [await rowHashes(srun, schema, table, cols), await rowHashes(trun, schema, table, cols)];
+    const upsert = [...source].filter(([id, h]) => target.get(id) !== h).map(([id]) => id);
+    const remove = [...target.keys()].filter((id) => !source.has(id));
+    work.push({ table, cols, upsert, remove });
+  }
+  const ids = (list: string[]) => JSON.stringify(list);
+  for (const w of [...work].reverse()) {
+    if (w.remove.length) await trun(`delete from "${schema}"."${w.table}" where id::text in (select jsonb_array_elements_text(?::jsonb))`, [ids(w.remove)]);
+  }
+  for (const w of work) {
+    const set = w.cols.filter((c) => c !== 'id');
+    for (let i = 0; i < w.upsert.length; i += batch) {
+      const [{ rows }] = (await srun(`select coalesce(json_agg(t), '[]') as rows from (select * from "${schema}"."${w.table}" where id::text in (select jsonb_array_elements_text(?::jsonb))) t`, [
+        ids(w.upsert.slice(i, i + batch)),
+      ])) as { rows: Row[] }[];
+      await trun(
+        `insert into "${schema}"."${w.table}" select * from json_populate_recordset(null::"${schema}"."${w.table}", ?::json)
+         on conflict (id) do update set (${set.map((c) => `"${c}"`).join(', ')}) = row(${set.map((c) => `excluded."${c}"`).join(', ')})`,
+        [JSON.stringify(rows)],
+      );
+    }
+  }
+}
+
+/** Checks that every table holds the same rows on both sides (count and checksum). */
+async function verify(srun: Run, trun: Run, schema: string, order: string[], where: { from: string; to: string }, onTable?: (t: MovedTable) => void): Promise<MovedTable[]> {
   const moved: MovedTable[] = [];
   for (const table of order) {
-    for (let offset = 0; ; offset += batch) {
-      const [{ rows }] = (await srun(`select coalesce(json_agg(t), '[]') as rows from (select * from "${schema}"."${table}" order by 1 limit ? offset ?) t`, [batch, offset])) as { rows: Row[] }[];
-      if (!rows.length) break;
-      await trun(`insert into "${schema}"."${table}" select * from json_populate_recordset(null::"${schema}"."${table}", ?::json)`, [JSON.stringify(rows)]);
-      if (rows.length < batch) break;
-    }
     const [before, after] = [await summary(srun, schema, table), await summary(trun, schema, table)];
     if (before.rows !== after.rows || before.checksum !== after.checksum) {
       throw new TenantError('MOVE_MISMATCH', `table "${table}": ${before.rows} rows (${before.checksum}) on "${where.from}", ${after.rows} (${after.checksum}) on "${where.to}"; nothing was switched`);
@@ -118,6 +182,7 @@ export async function moveTenant(kernel: Deps, id: string, to: string, opts: Mov
   const batch = opts.batch ?? 2000;
   let heldAt = 0;
   let tables: MovedTable[] = [];
+  let order: string[] = [];
 
   // the target's tables first, before writes are held: an empty schema, dropped again if the move fails
   await target.em.fork().transactional(async (tem) => {
@@ -131,10 +196,24 @@ export async function moveTenant(kernel: Deps, id: string, to: string, opts: Mov
   });
   let switched = false;
   try {
+    // the copy, from one snapshot of the source, while writes go on there
     await source.em.fork().transactional(async (sem) => {
       const sctx = sem.getTransactionContext();
       const srun: Run = (sql, params = []) => sem.getConnection().execute(sql, params as unknown[], 'all', sctx);
-      const order = await tablesInOrder(srun, schema);
+      await srun('set transaction isolation level repeatable read, read only');
+      order = await tablesInOrder(srun, schema);
+      await target.em.fork().transactional(async (tem) => {
+        const tctx = tem.getTransactionContext();
+        const trun: Run = (sql, params = []) => tem.getConnection().execute(sql, params as unknown[], 'all', tctx);
+        for (const table of order) {
+          await copyRows(srun, trun, schema, table, batch);
+          await opts.onCopied?.(table);
+        }
+      });
+    });
+    await source.em.fork().transactional(async (sem) => {
+      const sctx = sem.getTransactionContext();
+      const srun: Run = (sql, params = []) => sem.getConnection().execute(sql, params as unknown[], 'all', sctx);
       // writes wait from here (EXCLUSIVE conflicts with every row lock; plain reads go on). Referencing tables
       // first: a write locks its own table, then (checking its references) the tables it points at, so taking
       // ours in the same order does not deadlock with it
@@ -148,7 +227,8 @@ export async function moveTenant(kernel: Deps, id: string, to: string, opts: Mov
       tables = await target.em.fork().transactional(async (tem) => {
         const tctx = tem.getTransactionContext();
         const trun: Run = (sql, params = []) => tem.getConnection().execute(sql, params as unknown[], 'all', tctx);
-        return copyTables(srun, trun, schema, order, batch, { from, to }, opts.onTable);
+        await catchUp(srun, trun, schema, order, batch);
+        return verify(srun, trun, schema, order, { from, to }, opts.onTable);
       });
       // the target committed: from here the tenant is served there
       const refuse = `plinth_moved_${schema}`;

@@ -117,6 +117,39 @@ t.test('a tenant moves between databases under write load', { skip: onPglite && 
     t.notOk(await second.hasSchema(tenant.schema));
   });
 
+  await t.test('writes go on while the rows are copied; the catch-up brings over what they changed', async (t) => {
+    const products = kernel.model('Product').table;
+    const list = (await app.inject({ method: 'GET', url: '/api/products?size=100&sort=sku', headers: auth })).json().items as { id: string; sku: string; version: number }[];
+    const [changed, removed] = [list.find((p) => p.sku === 'BEFORE-2')!, list.find((p) => p.sku === 'BEFORE-3')!];
+    const during: number[] = [];
+    const result = await moveTenant(kernel, tenant.id, 'second', {
+      batch: 5,
+      onCopied: async (table) => {
+        if (table !== products || during.length) return;
+        // the products are copied: these change the source after the snapshot, and none waits for the move
+        during.push((await create('DURING-COPY')).statusCode);
+        during.push(
+          (await app.inject({ method: 'PATCH', url: `/api/products/${changed.id}`, headers: { ...auth, 'if-match': `"${changed.version}"` }, payload: { name: 'Changed during the copy' } }))
+            .statusCode,
+        );
+        during.push((await app.inject({ method: 'DELETE', url: `/api/products/${removed.id}`, headers: { ...auth, 'if-match': `"${removed.version}"` } })).statusCode);
+      },
+    });
+    t.same(during, [201, 200, 204], 'a create, an update and a delete during the copy were served at once');
+    t.equal(result.to, 'second');
+    const rows = await second.query(`select sku, name->>'en' as name from "${tenant.schema}"."${products}" where sku in ('DURING-COPY', 'BEFORE-2', 'BEFORE-3') order by sku`);
+    t.same(
+      rows.map((r) => [r.sku, r.name]),
+      [
+        ['BEFORE-2', 'Changed during the copy'],
+        ['DURING-COPY', 'Product DURING-COPY'],
+      ],
+      'the target holds the created and changed rows, not the deleted one',
+    );
+    t.ok(result.writesHeldMs <= result.totalMs, `writes held ${result.writesHeldMs} ms of ${result.totalMs} ms`);
+    await dropMovedSource(kernel, tenant.id, 'main');
+  });
+
   await app.close();
   await kernel.close();
 });
