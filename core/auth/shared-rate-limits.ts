@@ -41,12 +41,28 @@ export interface RateLimitStore {
 
 const BATCH = 1000;
 const PRUNE_EVERY_MS = 60_000;
+const STOP_WAIT_MS = 1000;
+
+/**
+ * `p`, or a rejection after `ms`: a statement that never answers (a wedged
+ * pool, a silent network) must not stop every later sync. If it does commit
+ * late, its hits are sent again and counted twice: a stricter limit, never a
+ * looser one.
+ */
+function within<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
 
 export class SharedRateLimits {
   #dbs: Databases;
   #schema: string;
   #table: string;
   #syncMs: number;
+  #timeoutMs: number;
   #maxKeys: number;
   #entries = new Map<string, Entry>();
   #timer: NodeJS.Timeout | undefined;
@@ -60,6 +76,7 @@ export class SharedRateLimits {
     this.#schema = schema;
     this.#table = `"${schema}".rate_limits`;
     this.#syncMs = opts.syncMs;
+    this.#timeoutMs = Math.max(2000, opts.syncMs * 5);
     this.#maxKeys = opts.maxKeys ?? 50_000;
   }
 
@@ -74,10 +91,11 @@ export class SharedRateLimits {
     this.#timer ??= setInterval(() => void this.sync(), this.#syncMs).unref();
   }
 
+  /** Stops syncing; a sync under way gets a moment to finish, never more (a wedged database must not hold a shutdown). */
   async stop(): Promise<void> {
     clearInterval(this.#timer);
     this.#timer = undefined;
-    await this.#syncing;
+    if (this.#syncing) await within(this.#syncing, STOP_WAIT_MS).catch(() => undefined);
   }
 
   /** Counts one hit of `key` (under a limit of `max` per `windowMs`): the hits of every process in its window so far, and the window's time left. */
@@ -123,15 +141,18 @@ export class SharedRateLimits {
         const part = due.slice(i, i + BATCH);
         for (const [, e] of part) e.touched = false;
         // an open window in the table is everyone's: hits add up there; an expired one starts again as this process's
-        const rows = (await platformConnection(this.#dbs).execute(
-          `insert into ${this.#table} as r (key, window_start, window_end, hits)
+        const rows = (await within(
+          platformConnection(this.#dbs).execute(
+            `insert into ${this.#table} as r (key, window_start, window_end, hits)
            select * from jsonb_to_recordset(?::jsonb) as x(key text, window_start bigint, window_end bigint, hits int)
            on conflict (key) do update set
              window_start = case when r.window_end > ? then r.window_start else excluded.window_start end,
              window_end = case when r.window_end > ? then r.window_end else excluded.window_end end,
              hits = case when r.window_end > ? then r.hits + excluded.hits else excluded.hits end
            returning key, window_start::text as "start", hits`,
-          [JSON.stringify(part.map(([id, e, hits]) => ({ key: id, window_start: e.start, window_end: e.start + e.windowMs, hits }))), now, now, now],
+            [JSON.stringify(part.map(([id, e, hits]) => ({ key: id, window_start: e.start, window_end: e.start + e.windowMs, hits }))), now, now, now],
+          ),
+          this.#timeoutMs,
         )) as { key: string; start: string; hits: number }[];
         const sent = new Map(part.map(([id, e, n]) => [id, { e, n }]));
         for (const r of rows) {
@@ -145,7 +166,7 @@ export class SharedRateLimits {
       }
       if (now - this.#prunedAt > PRUNE_EVERY_MS) {
         this.#prunedAt = now;
-        await platformConnection(this.#dbs).execute(`delete from ${this.#table} where window_end < ?`, [now]);
+        await within(platformConnection(this.#dbs).execute(`delete from ${this.#table} where window_end < ?`, [now]), this.#timeoutMs);
       }
       this.lastError = undefined;
     } catch (err) {
