@@ -13,13 +13,13 @@ import { BackgroundMigration } from '../../core/tenancy/background-migration.ts'
 import { VERSION_TABLE } from '../../core/db/schema-versions.ts';
 import { fingerprint, pendingStatements, scopedIntrospection } from '../../core/db/migrator.ts';
 import type { Tenant } from '../../core/tenancy/registry.ts';
-import { entityOf, kernelKit, randomId, type KernelKit } from '../fixtures/kernels.ts';
+import { CORE_AND_CATALOG, entityOf, kernelKit, randomId, type KernelKit } from '../fixtures/kernels.ts';
 import { PASSWORD } from '../helper.ts';
 
 type Rows = Record<string, any>[];
 const q = (kernel: Kernel, sql: string, params: unknown[] = []) => kernel.dbs.main.em.getConnection().execute(sql, params) as Promise<Rows>;
 
-/** Tenants provisioned under the shipped modules, ids in this order (the order a run takes them). */
+/** Tenants provisioned under core and catalog, ids in this order (the order a run takes them). */
 async function provisionMany(kit: KernelKit, kernel: Kernel, prefix: string, n: number): Promise<Tenant[]> {
   const tag = randomId(prefix);
   const out: Tenant[] = [];
@@ -81,7 +81,7 @@ function counted(kernel: Kernel): { deps: MigrateDeps; most: () => number } {
 }
 
 t.test('the tenants migrated several at once hold what those migrated one at a time hold', async (t) => {
-  const kit = await kernelKit(t, { persistent: true });
+  const kit = await kernelKit(t, { persistent: true, modules: CORE_AND_CATALOG });
   let k = await kit.open();
   const tenants = await provisionMany(kit, k, 'par', 5);
   await k.close();
@@ -112,7 +112,7 @@ t.test('the tenants migrated several at once hold what those migrated one at a t
 });
 
 t.test('one diff per schema state: a tenant that drifted is planned on its own and ends like the others', async (t) => {
-  const kit = await kernelKit(t, { persistent: true });
+  const kit = await kernelKit(t, { persistent: true, modules: CORE_AND_CATALOG });
   let k = await kit.open();
   const tenants = await provisionMany(kit, k, 'plan', 4);
   const run = (sql: string, params: unknown[] = []) => q(k, sql, params);
@@ -137,7 +137,7 @@ t.test('one diff per schema state: a tenant that drifted is planned on its own a
 });
 
 t.test("introspecting one schema reads that schema's catalog rows only", async (t) => {
-  const kit = await kernelKit(t);
+  const kit = await kernelKit(t, { modules: CORE_AND_CATALOG });
   const k = await kit.open();
   const [a, b] = await provisionMany(kit, k, 'scope', 2);
   // objects in A that B lacks, under the names B's tables have: read across schemas, they would show up in B's diff
@@ -163,7 +163,7 @@ t.test('how many at once: MIGRATE_CONCURRENCY, never more than half the pool', a
 });
 
 t.test('progress counts add up, and a failing tenant stops none of the others', async (t) => {
-  const kit = await kernelKit(t);
+  const kit = await kernelKit(t, { modules: CORE_AND_CATALOG });
   const k = await kit.open();
   const tenants = await provisionMany(kit, k, 'prog', 5);
   await makeOutdated(k, tenants);
@@ -209,7 +209,7 @@ t.test('progress counts add up, and a failing tenant stops none of the others', 
 });
 
 t.test('a run stopped part way leaves its tenants recorded, and the next run migrates the rest', async (t) => {
-  const kit = await kernelKit(t);
+  const kit = await kernelKit(t, { modules: CORE_AND_CATALOG });
   const k = await kit.open();
   const tenants = await provisionMany(kit, k, 'stop', 4);
   await makeOutdated(k, tenants);
@@ -242,7 +242,7 @@ t.test('a run stopped part way leaves its tenants recorded, and the next run mig
 });
 
 t.test('an error that is no tenant’s own stops the run: no tenant begins after it', async (t) => {
-  const kit = await kernelKit(t);
+  const kit = await kernelKit(t, { modules: CORE_AND_CATALOG });
   const k = await kit.open();
   const tenants = await provisionMany(kit, k, 'gone', 4);
   await makeOutdated(k, tenants);
@@ -270,7 +270,7 @@ t.test('an error that is no tenant’s own stops the run: no tenant begins after
 });
 
 t.test('a started server serves current tenants at once and the others once the background migration reached them', async (t) => {
-  const kit = await kernelKit(t);
+  const kit = await kernelKit(t, { modules: CORE_AND_CATALOG });
   // one at a time, so the order they finish in is the order they began in
   const k = await kit.open({ migrateConcurrency: 1 });
   const app = await buildApp(k, { logger: false });
@@ -307,7 +307,7 @@ t.test('a started server serves current tenants at once and the others once the 
 });
 
 t.test('while the background run is under way, a login waits for its tenant instead of telling it exists', async (t) => {
-  const kit = await kernelKit(t);
+  const kit = await kernelKit(t, { modules: CORE_AND_CATALOG });
   const k = await kit.open({ migrateConcurrency: 1 });
   const app = await buildApp(k, { logger: false });
   t.teardown(() => app.close());
@@ -339,7 +339,7 @@ t.test('while the background run is under way, a login waits for its tenant inst
 });
 
 t.test('a tenant that failed answers TENANT_MIGRATION_FAILED, not TENANT_MIGRATING', async (t) => {
-  const kit = await kernelKit(t);
+  const kit = await kernelKit(t, { modules: CORE_AND_CATALOG });
   const k = await kit.open();
   const app = await buildApp(k, { logger: false });
   const [tenant] = await provisionMany(kit, k, 'bad', 1);
@@ -353,7 +353,7 @@ t.test('a tenant that failed answers TENANT_MIGRATION_FAILED, not TENANT_MIGRATI
 });
 
 t.test('in the background, a run stopped by a lost connection begins again after a pause and finishes', async (t) => {
-  const kit = await kernelKit(t);
+  const kit = await kernelKit(t, { modules: CORE_AND_CATALOG });
   const k = await kit.open({ migrateConcurrency: 1 });
   const tenants = await provisionMany(kit, k, 'again', 3);
   await makeOutdated(k, tenants);

@@ -9,7 +9,7 @@ import { migrateOutdatedTenants, migrateTenant, type MigrationStep } from '../..
 import { DestructiveChangeError, MigrationFailedError, pendingStatements, requiredColumnsAdded, splitStatements } from '../../core/db/migrator.ts';
 import { VERSION_TABLE } from '../../core/db/schema-versions.ts';
 import type { Tenant } from '../../core/tenancy/registry.ts';
-import { entityOf, kernelKit, randomId, type Json, type KernelKit } from '../fixtures/kernels.ts';
+import { CORE_AND_CATALOG, entityOf, kernelKit, randomId, type Json, type KernelKit } from '../fixtures/kernels.ts';
 import { buildApp } from '../../core/app.ts';
 import { PASSWORD } from '../helper.ts';
 
@@ -61,7 +61,7 @@ async function recordedDigest(kernel: Kernel, id: string): Promise<string | null
 }
 
 t.test('an additive change is applied to an existing tenant and recorded', async (t) => {
-  const kit = await kernelKit(t, { persistent: true });
+  const kit = await kernelKit(t, { persistent: true, modules: CORE_AND_CATALOG });
   const { tenant, companyId, before } = await withKernel(kit, async (k) => {
     const r = await kit.provision(k);
     await addProduct(k, r.tenant, r.companyId, 'OLD-1');
@@ -101,7 +101,7 @@ t.test('an additive change is applied to an existing tenant and recorded', async
 });
 
 t.test('a start with unchanged manifests migrates nothing', async (t) => {
-  const kit = await kernelKit(t, { persistent: true });
+  const kit = await kernelKit(t, { persistent: true, modules: CORE_AND_CATALOG });
   const { tenant, first } = await withKernel(kit, async (k) => {
     const r = await kit.provision(k);
     return { ...r, first: await snapshot(k, r.tenant.schema) };
@@ -125,7 +125,7 @@ t.test('a start with unchanged manifests migrates nothing', async (t) => {
 });
 
 t.test('a destructive change is refused and leaves the schema untouched', async (t) => {
-  const kit = await kernelKit(t, { persistent: true });
+  const kit = await kernelKit(t, { persistent: true, modules: CORE_AND_CATALOG });
   const { tenant, before, digest } = await withKernel(kit, async (k) => {
     const r = await kit.provision(k);
     await addProduct(k, r.tenant, r.companyId, 'KEEP-1', { attributes: { colour: 'red' } });
@@ -211,7 +211,7 @@ t.test('a destructive change is refused and leaves the schema untouched', async 
 });
 
 t.test('tables the modules do not know are kept and reported, not a reason to refuse', async (t) => {
-  const kit = await kernelKit(t, { persistent: true });
+  const kit = await kernelKit(t, { persistent: true, modules: CORE_AND_CATALOG });
   const { tenant } = await withKernel(kit, async (k) => {
     const r = await kit.provision(k);
     await addProduct(k, r.tenant, r.companyId, 'KEPT-1');
@@ -256,7 +256,7 @@ t.test('tables the modules do not know are kept and reported, not a reason to re
 });
 
 t.test('migrating one tenant never touches another', async (t) => {
-  const kit = await kernelKit(t, { persistent: true });
+  const kit = await kernelKit(t, { persistent: true, modules: CORE_AND_CATALOG });
   // B is created under the shipped modules
   const b = await withKernel(kit, async (k) => {
     const r = await kit.provision(k, randomId('b'));
@@ -306,7 +306,7 @@ t.test('migrating one tenant never touches another', async (t) => {
 });
 
 t.test('a failed run leaves migrated tenants recorded and resumes on the rest', async (t) => {
-  const kit = await kernelKit(t, { persistent: true });
+  const kit = await kernelKit(t, { persistent: true, modules: CORE_AND_CATALOG });
   const [ta, tb, tc] = await withKernel(kit, async (k) => {
     // ids sort a < b < c, the order in which tenants are migrated
     const all = [await kit.provision(k, randomId('ra')), await kit.provision(k, randomId('rb')), await kit.provision(k, randomId('rc'))];
@@ -363,7 +363,7 @@ t.test('a failed run leaves migrated tenants recorded and resumes on the rest', 
 });
 
 t.test('a change the data does not allow rolls the whole schema back', async (t) => {
-  const kit = await kernelKit(t, { persistent: true });
+  const kit = await kernelKit(t, { persistent: true, modules: CORE_AND_CATALOG });
   const { tenant, before } = await withKernel(kit, async (k) => {
     const r = await kit.provision(k);
     await addProduct(k, r.tenant, r.companyId, 'P-1'); // attributes is null

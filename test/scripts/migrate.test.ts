@@ -12,7 +12,7 @@ import type { Kernel } from '../../core/kernel.ts';
 import type { MigrationProgress } from '../../core/tenancy/migrate-tenants.ts';
 import type { Tenant } from '../../core/tenancy/registry.ts';
 import { describeProgress, duration, ProgressPace, summaryLines } from '../../scripts/migration-report.ts';
-import { kernelKit, randomId, type KernelKit } from '../fixtures/kernels.ts';
+import { CORE_AND_CATALOG, kernelKit, randomId, type KernelKit } from '../fixtures/kernels.ts';
 import { onPglite, PASSWORD, TEST_DATABASE_URL } from '../helper.ts';
 
 const progress = (done: number, total: number, failed = 0, elapsedMs = 2000): MigrationProgress => {
@@ -103,7 +103,7 @@ async function outdatedTenants(kit: KernelKit, n: number, broken: number): Promi
 }
 
 t.test('npm run migrate: progress lines, each failure with its reason, a summary, exit 1 while a tenant failed', async (t) => {
-  const kit = await kernelKit(t, { persistent: true });
+  const kit = await kernelKit(t, { persistent: true, modules: CORE_AND_CATALOG });
   const [broken, ...fine] = await outdatedTenants(kit, 3, 1);
   const env = childEnv(t, kit, { MIGRATE_CONCURRENCY: '2' });
   const first = await run(t, ['scripts/migrate.ts'], env);
@@ -133,7 +133,7 @@ t.test('npm run migrate: progress lines, each failure with its reason, a summary
 });
 
 t.test('npm start migrates the platform tenant before it listens and the others after, in the background', async (t) => {
-  const kit = await kernelKit(t, { persistent: true });
+  const kit = await kernelKit(t, { persistent: true, modules: CORE_AND_CATALOG });
   const k = await kit.open();
   const platform = (await kit.provision(k, 'platform')).tenant;
   const tag = randomId('srv');
