@@ -35,17 +35,7 @@
 
   form.hidden = false;
 
-  function clearProblems() {
-    alertBox.replaceChildren();
-    for (const input of Object.values(INPUTS)) {
-      input.removeAttribute('aria-invalid');
-      $(`${input.id}-error`).textContent = '';
-    }
-  }
-  function fieldError(input, message) {
-    input.setAttribute('aria-invalid', 'true');
-    $(`${input.id}-error`).textContent = message;
-  }
+  const { clear: clearProblems, fieldError, place } = window.biFormProblems(alertBox, INPUTS);
 
   document.addEventListener('bi:result', (event) => {
     query = event.detail?.query ?? null;
@@ -84,16 +74,12 @@
     const detail = problem.detail || problem.title || text('scripts.serverAnswered', { status: res.status });
     const box = Object.assign(document.createElement('div'), { className: 'alert' });
     box.append(Object.assign(document.createElement('p'), { textContent: text(res.status === 403 ? 'saveQueryScript.refused' : 'saveQueryScript.failed', { ...where, detail }) }));
-    const others = document.createElement('ul');
-    let first = null;
-    for (const e of problem.errors ?? []) {
-      const path = Object.keys(INPUTS).find((p) => e.path === p || e.path.startsWith(`${p}/`));
-      if (path) {
-        fieldError(INPUTS[path], e.message);
-        first ??= INPUTS[path];
-      } else others.append(Object.assign(document.createElement('li'), { textContent: text('result.errorAt', { control: e.path || text('result.query'), message: e.message }) }));
+    const { first, others } = place(problem.errors);
+    if (others.length) {
+      const list = document.createElement('ul');
+      for (const e of others) list.append(Object.assign(document.createElement('li'), { textContent: text('result.errorAt', { control: e.path || text('result.query'), message: e.message }) }));
+      box.append(list);
     }
-    if (others.children.length) box.append(others);
     alertBox.replaceChildren(box);
     first?.focus();
   });

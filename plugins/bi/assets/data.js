@@ -99,17 +99,7 @@
     : {};
   let editing = null;
 
-  function clearProblems() {
-    alertBox.replaceChildren();
-    for (const input of Object.values(INPUTS)) {
-      input.removeAttribute('aria-invalid');
-      $(`${input.id}-error`).textContent = '';
-    }
-  }
-  function fieldError(input, message) {
-    input.setAttribute('aria-invalid', 'true');
-    $(`${input.id}-error`).textContent = message;
-  }
+  const { clear: clearProblems, fieldError, place } = window.biFormProblems(alertBox, INPUTS);
   function setMode(source) {
     editing = source;
     clearProblems();
@@ -162,16 +152,9 @@
     const res = await running(submit, () => (source ? plinth.api('PATCH', `${sourcesUrl}/${source.id}`, body, { 'if-match': `"${source.version}"` }) : plinth.api('POST', sourcesUrl, body)));
     if (res.ok) return reload({ notice: source ? 'changed' : 'added', source: res.body.id });
     const values = { name: source?.name ?? '' };
-    const others = [];
-    let first = null;
-    for (const e of (res.body && res.body.errors) ?? []) {
-      const path = Object.keys(INPUTS).find((p) => e.path === p || e.path.startsWith(`${p}/`));
-      if (path) {
-        fieldError(INPUTS[path], e.message);
-        first ??= INPUTS[path];
-      } else others.push(text('dataScript.errorAt', { field: e.path, message: e.message }));
-    }
-    fail(res, source ? 'dataScript.changeRefused' : 'dataScript.addRefused', source ? 'dataScript.changeFailed' : 'dataScript.addFailed', values, others);
+    const { first, others } = place(res.body && res.body.errors);
+    const lines = others.map((e) => text('dataScript.errorAt', { field: e.path, message: e.message }));
+    fail(res, source ? 'dataScript.changeRefused' : 'dataScript.addRefused', source ? 'dataScript.changeFailed' : 'dataScript.addFailed', values, lines);
     first?.focus();
   });
 
