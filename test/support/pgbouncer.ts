@@ -3,12 +3,12 @@
 // client borrows one of a few server connections, so what a session would keep
 // (LISTEN, session settings, prepared statements) does not last past it. It
 // refuses to run as root, so it runs as the `postgres` system user when we are.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from '../../core/db/pg.ts';
-import { freePort } from './private-postgres.ts';
+import { freePort, noUserToRunAs } from './private-postgres.ts';
 
 const BINARY = '/usr/sbin/pgbouncer';
 
@@ -23,13 +23,7 @@ export interface Bouncer {
 /** Why no PgBouncer can run here, or undefined when one can. */
 export function pgbouncerUnavailable(): string | undefined {
   if (!existsSync(BINARY)) return `no ${BINARY} (apt-get install pgbouncer)`;
-  if (process.getuid?.() === 0) {
-    try {
-      execFileSync('id', ['postgres'], { stdio: 'ignore' });
-    } catch {
-      return 'running as root and there is no postgres user to run PgBouncer as';
-    }
-  }
+  if (noUserToRunAs()) return 'running as root and there is no postgres user to run PgBouncer as';
   return undefined;
 }
 

@@ -35,16 +35,21 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** Whether a server that refuses to run as root cannot run here: we are root and there is no `postgres` user to run it as. */
+export function noUserToRunAs(): boolean {
+  if (process.getuid?.() !== 0) return false;
+  try {
+    execFileSync('id', ['postgres'], { stdio: 'ignore' });
+    return false;
+  } catch {
+    return true;
+  }
+}
+
 /** Why no private cluster can run here, or undefined when one can. */
 export function privatePostgresUnavailable(): string | undefined {
   if (!binDir()) return 'no PostgreSQL server binaries under /usr/lib/postgresql';
-  if (process.getuid?.() === 0) {
-    try {
-      execFileSync('id', ['postgres'], { stdio: 'ignore' });
-    } catch {
-      return 'running as root and there is no postgres user to run the server as';
-    }
-  }
+  if (noUserToRunAs()) return 'running as root and there is no postgres user to run the server as';
   return undefined;
 }
 
