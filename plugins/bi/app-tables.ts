@@ -27,7 +27,7 @@ async function appTablesOf(ctx: ModuleContext, app: string | undefined, tables: 
   if (!app) return [];
   await ctx.data('BiApp').read(app);
   const sources = await ctx.data('BiDataSource').find({ appId: app }, { limit: 1000, orderBy: 'name' });
-  return [...sources.flatMap(sourceTablesIn), ...(await savedTablesOf(ctx, app, tables))];
+  return [...sources.flatMap(sourceTablesIn), ...(await savedTablesOf(ctx, app, sources, tables))];
 }
 
 export const listTables = handler({ querystring: AppQuery, response: { 200: listOf(Table, 'The tables the caller may read, with the fields they may read') } }, async (ctx, request) => {

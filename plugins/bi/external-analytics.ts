@@ -24,11 +24,16 @@ export function appOf(query: { app?: unknown }, app: string | undefined, what: s
   return appId;
 }
 
-/** The data source table `<source>.<table>` of application `appId`: 404 for an application the caller cannot read, 400 for a name it lacks. */
-export async function sourceTableOf(ctx: ModuleContext, appId: string, name: string, at = '/table'): Promise<{ source: Row; table: SourceTable }> {
+/**
+ * The data source table `<source>.<table>` of application `appId`: 404 for an
+ * application the caller cannot read, 400 for a name it lacks. `sources`: the
+ * application's sources the caller already read (its model's listing), so
+ * nothing is read again.
+ */
+export async function sourceTableOf(ctx: ModuleContext, appId: string, name: string, at = '/table', sources?: Row[]): Promise<{ source: Row; table: SourceTable }> {
   const { source: sourceName, table: tableName } = externalName(name)!;
-  await ctx.data('BiApp').read(appId);
-  const [source] = await ctx.data('BiDataSource').find({ appId, name: sourceName }, { limit: 1 });
+  if (!sources) await ctx.data('BiApp').read(appId);
+  const [source] = sources ? sources.filter((s) => s.name === sourceName) : await ctx.data('BiDataSource').find({ appId, name: sourceName }, { limit: 1 });
   if (!source) throw validationError([{ path: at, message: `names no data source "${sourceName}" of the application: GET /api/bi/schema?app=${appId} lists its tables` }]);
   const table = ((source.tables ?? []) as SourceTable[]).find((t) => t.name === tableName);
   if (!table) throw validationError([{ path: at, message: `names no table of data source "${sourceName}": GET /api/bi/schema?app=${appId} lists them` }]);

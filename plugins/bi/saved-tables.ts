@@ -34,14 +34,14 @@ function savedProblem(err: unknown, name: string, at: string): unknown {
   return httpError(e.code as 'VALIDATION_FAILED', `saved query "${name}": ${why}`, { errors: [{ path: at, message: `is saved query "${name}", which you cannot run: its ${why}` }] });
 }
 
-/** The base of saved query `row` for the caller; its problems are said at `at`. */
-async function baseOf(ctx: ModuleContext, row: Row, at: string, tables?: BiTable[]): Promise<Base> {
+/** The base of saved query `row` for the caller; its problems are said at `at`. `sources`: its application's, already read. */
+async function baseOf(ctx: ModuleContext, row: Row, at: string, tables?: BiTable[], sources?: Row[]): Promise<Base> {
   const query = row.query as { table?: unknown };
   const name = row.name as string;
   try {
     if (savedId(query.table) !== undefined) throw validationError([{ path: '/table', message: 'is another saved query: a saved query used as a table reads an entity or a data source table' }]);
     if (externalName(query.table)) {
-      const { source, table } = await sourceTableOf(ctx, row.appId as string, query.table as string);
+      const { source, table } = await sourceTableOf(ctx, row.appId as string, query.table as string, '/table', sources);
       const parsed = parseQuery(query, ctx.timeZone, (_, field) => table.columns.find((c) => c.name === field)?.type);
       const columns = compileExternal(source.schemaName as string, table, parsed.aggregate, { maxRows: LIMITS().maxRows, derived: true }).derived;
       return { kind: 'source', source, table, parsed, columns };
@@ -93,14 +93,18 @@ export async function runSaved(ctx: ModuleContext, input: unknown, app?: string,
   return { ...(await runOnSource(ctx, base.source, statement)), table: parsed.table, roles: parsed.roles };
 }
 
-/** The saved queries of application `appId` the caller can run, as tables `query:<id>` (module "queries") with their result columns. */
-export async function savedTablesOf(ctx: ModuleContext, appId: string, tables: BiTable[] = tablesOf(ctx)): Promise<BiTable[]> {
+/**
+ * The saved queries of application `appId` the caller can run, as tables
+ * `query:<id>` (module "queries") with their result columns; `sources`: the
+ * application's data sources, which the caller has just read.
+ */
+export async function savedTablesOf(ctx: ModuleContext, appId: string, sources: Row[], tables: BiTable[] = tablesOf(ctx)): Promise<BiTable[]> {
   const rows = await ctx.data('BiQuery').find({ appId }, { limit: MAX_SAVED, orderBy: 'name' });
   const out: BiTable[] = [];
   for (const row of rows) {
     let base: Base;
     try {
-      base = await baseOf(ctx, row, '/table', tables);
+      base = await baseOf(ctx, row, '/table', tables, sources);
     } catch (err) {
       // one the caller cannot run (a table they may not read, a source removed) is no table of theirs
       if (typeof (err as { statusCode?: number }).statusCode === 'number' && (err as { statusCode: number }).statusCode < 500) continue;
