@@ -242,7 +242,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .split(',')
       .map((l) => l.trim().toLowerCase())
       .filter((l) => /^[a-z]{2,3}(-[a-z0-9]{2,8})?$/.test(l)),
-    tenantCacheSize: Math.max(100, int(env.TENANT_CACHE_SIZE, 10_000)),
+    tenantCacheSize: Math.max(100, int(env.TENANT_CACHE_SIZE, 20_000)),
     rateLimit: { max: int(env.RATE_LIMIT_MAX, 1200), windowMs: int(env.RATE_LIMIT_WINDOW_MS, 60_000), syncMs: Math.max(50, int(env.RATE_LIMIT_SYNC_MS, 1000)) },
     loginThrottle: {
       addressMaxFailures: Math.max(1, int(env.LOGIN_MAX_FAILURES, 5)),

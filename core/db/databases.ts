@@ -76,6 +76,8 @@ export class Databases {
         // recycled: a backend's catalog cache grows with every tenant table it touches and never shrinks
         maxUses: this.#config.dbConnectionMaxUses,
         maxLifetimeSeconds: this.#config.dbConnectionMaxAgeSeconds,
+        // how operators tell Plinth's backends apart in pg_stat_activity; PGAPPNAME names them otherwise
+        fallback_application_name: 'plinth',
         onPoolCreated: (pool: PgPool) => {
           guardPool(pool);
           this.#pools.set(key, pool);

@@ -42,6 +42,13 @@ t.test('a pooled connection is replaced after its uses and after its age', { ski
     t.not(later, first, 'a connection older than its age is closed, and the next use opens another');
   });
 
+  await t.test('pooled connections say whose they are', async (t) => {
+    const kernel = await openKernel(testConfig({ poolSize: 1 }));
+    t.teardown(() => kernel.close());
+    const [row] = (await kernel.dbs.main.em.getConnection().execute(`select current_setting('application_name') as name`)) as { name: string }[];
+    t.equal(row.name, process.env.PGAPPNAME || 'plinth', "pg_stat_activity shows them as 'plinth' (or PGAPPNAME)");
+  });
+
   await t.test('defaults', async (t) => {
     const config = testConfig();
     t.same([config.dbConnectionMaxUses, config.dbConnectionMaxAgeSeconds], [10_000, 1800]);
