@@ -1,6 +1,7 @@
 // The bench's table and its JSON file under bench/results/.
 import type { BiDashboardResult } from './bi-dashboard.ts';
 import type { TenancyScaleResult } from './tenancy-scale.ts';
+import type { BackendMemory } from './backend-memory.ts';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LoadResult } from './load.ts';
@@ -77,6 +78,19 @@ export interface ScaleResult {
   target: number;
   /** req/s of every run, in pairs (with --repeat) */
   runs?: { single: number[]; spread: number[] };
+  /** after every tenant was requested `sweeps` times: with connections recycled as shipped, and never */
+  memory?: { sweeps: number; recycled?: Sweep; neverRecycled?: Sweep };
+}
+
+/** Every scale tenant requested in turn, and the memory held afterwards. */
+export interface Sweep {
+  requests: number;
+  rps: number;
+  non2xx: number;
+  /** Plinth's RSS */
+  rssMb: number;
+  /** its PostgreSQL backends' own (anonymous) memory; null when /proc could not be read */
+  backends: BackendMemory | null;
 }
 
 export interface ColdStart {
@@ -185,6 +199,14 @@ export function formatResults(r: Results): string {
         ['p99 single / spread (ms)', `${s.single.p99} / ${s.spread.p99}`, '', ''],
         ['non-2xx single / spread', `${s.single.non2xx + s.single.errors} / ${s.spread.non2xx + s.spread.errors}`, '', ''],
         ['Plinth RSS single / spread (MB)', `${s.single.rssMb} / ${s.spread.rssMb} (peak ${s.spread.peakRssMb})`, '', ''],
+        ...(['recycled', 'neverRecycled'] as const).flatMap((k) => {
+          const m = s.memory?.[k];
+          if (!m) return [];
+          const pg = m.backends ? `${m.backends.totalMb} MB in ${m.backends.backends} backends (largest ${m.backends.maxMb})` : 'not readable';
+          return [
+            [`after ${s.memory!.sweeps} request(s) per tenant, connections ${k === 'recycled' ? 'recycled' : 'never recycled'}: Plinth RSS / PostgreSQL backends`, `${m.rssMb} MB / ${pg}`, '', ''],
+          ];
+        }),
       ]),
     );
   }

@@ -6,6 +6,10 @@
 //                      alternates; median ratio): for noisy machines
 //   --tenants 1000     tenancy scale: provision N tenants, spread GET by id over them (scale tenants left
 //                      outdated by a module change are dropped at the start of any run and provisioned again here)
+//   --sweeps 10        scale mode: requests per tenant, in turn, before the memory figures (Plinth's RSS and its
+//                      PostgreSQL backends', with connections recycled as shipped and never recycled)
+//   --provision-concurrency 4  scale tenants provisioned (or checked) at once; timings come from the samples
+//                      taken one at a time afterwards
 //   --profile          CPU-profile Plinth under load (--cpu-prof) and summarise it by area
 //   --profile-scenario by-id  which scenario the profile runs
 //   --no-cold-start    skip the cold-start timings
@@ -53,8 +57,9 @@ import {
   scaleTenantId,
   type BenchTenant,
 } from '../bench/fixtures.ts';
-import { runLoad, type AcRequest } from '../bench/load.ts';
-import { formatResults, median, percentile, round, writeResults, type ColdStart, type Measured, type Results, type ScenarioResult } from '../bench/report.ts';
+import { runAmount, runLoad, type AcRequest } from '../bench/load.ts';
+import { backendMemory } from '../bench/backend-memory.ts';
+import { formatResults, median, percentile, round, writeResults, type ColdStart, type Measured, type Results, type ScaleResult, type ScenarioResult, type Sweep } from '../bench/report.ts';
 import { headersOf, selectScenarios, type Probe, type Scenario } from '../bench/scenarios.ts';
 import { LOG_DIR, ROOT, freePort, startServer, timeToReadyLine, type Server } from '../bench/servers.ts';
 import { summariseFile } from '../bench/profile-summary.ts';
@@ -73,6 +78,8 @@ const { values: o } = parseArgs({
     quick: { type: 'boolean', default: false },
     repeat: { type: 'string', default: '1' },
     tenants: { type: 'string' },
+    'provision-concurrency': { type: 'string', default: '4' },
+    sweeps: { type: 'string', default: '10' },
     profile: { type: 'boolean', default: false },
     'cold-start': { type: 'boolean', default: true },
     as: { type: 'string', default: 'manager' },
@@ -108,6 +115,8 @@ const opts = {
   connections: num(o.connections, 50),
   pool: num(o.pool ?? process.env.DB_POOL_SIZE, 10),
   tenants: o.tenants === undefined ? 0 : num(o.tenants, 1000),
+  provisionConcurrency: Math.max(1, Math.floor(num(o['provision-concurrency'], 4))),
+  sweeps: Math.max(1, Math.floor(num(o.sweeps, 10))),
   coldRuns: o.quick ? 1 : 3,
   repeat: Math.max(1, num(o.repeat, 1)),
   as: o.as as 'manager' | 'admin',
@@ -430,17 +439,24 @@ try {
 
   if (opts.tenants > 0) {
     log(`tenancy scale: ${opts.tenants} tenants (provisioning the missing ones)`);
-    const tenants: BenchTenant[] = [];
+    const tenants: BenchTenant[] = new Array(opts.tenants);
+    let next = 0;
+    let ready = 0;
+    let createdThisRun = 0;
+    // a few at once: 10,000 tenants one by one take most of an hour; the timings below are taken alone
+    const worker = async () => {
+      while (next < opts.tenants) {
+        const i = next++;
+        const t = await ensureTenant(kernel, tokens, scaleTenantId(i + 1), { products: 5, categories: 0, as: opts.as });
+        if (t.provisionMs !== undefined) createdThisRun++;
+        tenants[i] = t;
+        if (++ready % 500 === 0) log(`  ${ready}/${opts.tenants} tenants ready (${createdThisRun} provisioned now)`);
+      }
+    };
+    await Promise.all(Array.from({ length: opts.provisionConcurrency }, worker));
     const timings: number[] = [];
-    for (let i = 1; i <= opts.tenants; i++) {
-      const t = await ensureTenant(kernel, tokens, scaleTenantId(i), { products: 5, categories: 0, as: opts.as });
-      if (t.provisionMs !== undefined) timings.push(t.provisionMs);
-      tenants.push(t);
-      if (i % 100 === 0) log(`  ${i}/${opts.tenants} tenants ready (${timings.length} provisioned now)`);
-    }
-    const createdThisRun = timings.length;
     for (let i = 0; timings.length < 30; i++) {
-      // always time at least 30 provisionings
+      // 30 provisionings timed one at a time, each tenant dropped again
       const id = `${SAMPLE_PREFIX}${tag}-${i}`;
       const t1 = performance.now();
       await provisionTenant(kernel, { id, name: id, company: { code: 'HQ', name: 'HQ' }, admin: { email: `admin@${id}.bench.test`, name: 'A', password: 'bench-password-not-secret' } });
@@ -462,15 +478,47 @@ try {
         return req;
       },
     };
+    // every tenant requested --sweeps times in turn (each pooled backend sees most of them), then the memory that
+    // holds: Plinth's RSS and its PostgreSQL backends' own. The pairs after it find every tenant known.
+    const appName = `plinth-bench-${tag}`;
+    const sweep = async (server: Server): Promise<Sweep> => {
+      let i = 0;
+      const r = await runAmount({
+        url: server.url,
+        connections: opts.connections,
+        amount: tenants.length * opts.sweeps,
+        okStatus: 200,
+        setup: (req) => {
+          const t = tenants[i++ % tenants.length];
+          req.path = `/api/products/${t.productIds[i % t.productIds.length]}`;
+          req.headers = headersOf(t);
+          return req;
+        },
+      });
+      return { requests: r.requests, rps: r.rps, non2xx: r.non2xx + r.errors, rssMb: server.memory().rssMb, backends: await backendMemory(DATABASE_URL, appName) };
+    };
     const runs: { single: Measured[]; spread: Measured[] } = { single: [], spread: [] };
-    const server = await startPlinth();
+    const memory: ScaleResult['memory'] = { sweeps: opts.sweeps };
+    const server = await startPlinth([], { PGAPPNAME: appName });
     try {
+      log(`tenancy scale: every tenant requested ${opts.sweeps} time(s), connections recycled as shipped`);
+      memory.recycled = await sweep(server);
       for (let i = 0; i < opts.repeat; i++) {
         for (const name of i % 2 ? (['spread', 'single'] as const) : (['single', 'spread'] as const)) runs[name].push(await measure(server, setups[name]));
       }
     } finally {
       await server.stop();
     }
+    const lasting = await startPlinth([], { PGAPPNAME: appName, DB_CONNECTION_MAX_USES: '1000000000', DB_CONNECTION_MAX_AGE_SECONDS: '0' });
+    try {
+      log(`tenancy scale: every tenant requested ${opts.sweeps} time(s), connections never recycled`);
+      memory.neverRecycled = await sweep(lasting);
+    } finally {
+      await lasting.stop();
+    }
+    const described = (m?: Sweep) =>
+      m ? `Plinth RSS ${m.rssMb} MB, ${m.backends ? `${m.backends.backends} backends ${m.backends.totalMb} MB (largest ${m.backends.maxMb} MB)` : 'backends not readable'}, ${m.rps} req/s` : 'n/a';
+    log(`memory after the sweeps: recycled: ${described(memory.recycled)}; never recycled: ${described(memory.neverRecycled)}`);
     const mid = (ms: Measured[]) => [...ms].sort((a, b) => a.rps - b.rps)[(ms.length - 1) >> 1];
     const [single, spread] = [mid(runs.single), mid(runs.spread)];
     results.scale = {
@@ -480,6 +528,7 @@ try {
       ratio: round(median(runs.spread.map((x, i) => x.rps / runs.single[i].rps))),
       target: 0.9,
       runs: { single: runs.single.map((x) => x.rps), spread: runs.spread.map((x) => x.rps) },
+      memory,
       provisioning: { samples: timings.length, medianMs: Math.round(median(timings)), p99Ms: Math.round(percentile(timings, 99)), maxMs: Math.round(Math.max(...timings)), createdThisRun },
     };
     log(
