@@ -24,8 +24,13 @@ try {
     await dropMovedSource(kernel, v.id, v['drop-source']);
     console.log(`dropped the schema tenant ${v.id} left on "${v['drop-source']}"`);
   } else {
-    const r = await moveTenant(kernel, v.id, v.to!, { onTable: (t) => console.log(`  ${t.table}: ${t.rows} row(s), checksum ${t.checksum}`) });
-    console.log(`moved tenant ${r.tenant} from "${r.from}" to "${r.to}" in ${r.totalMs} ms; its writes were held for ${r.writesHeldMs} ms`);
+    const r = await moveTenant(kernel, v.id, v.to!, {
+      onTable: (t) => console.log(`  ${t.table}: ${t.rows} row(s), checksum ${t.checksum}`),
+      onLockRetry: (attempt, reason) => console.log(`  lock on the source tables, attempt ${attempt}: ${reason}; writes queued behind it went on; asking again`),
+    });
+    console.log(
+      `moved tenant ${r.tenant} from "${r.from}" to "${r.to}" in ${r.totalMs} ms; its writes were held for ${r.writesHeldMs} ms${r.catchUp === 'copied-again' ? ' (rows that swapped a unique value meanwhile: copied again whole under the lock)' : ''}`,
+    );
     const after = Number(v['drop-source-after']);
     if (v['drop-source-after'] !== undefined && Number.isFinite(after) && after >= 0) {
       await sleep(after * 1000);

@@ -4,12 +4,17 @@
 // the copy is brought up to date (rows whose hash differs, by id, copied again;
 // rows gone, deleted), every table counted and checksummed on both sides, and
 // the registry switched. Writes wait only for that catch-up, not for the copy.
+// The lock is asked for with a short lock_timeout (a write queued behind a waiting
+// EXCLUSIVE request waits too) and asked again a few times when it times out or
+// the server picks the move as a deadlock victim. A catch-up that meets a unique
+// value two rows swapped meanwhile copies the tenant again whole, under the lock.
 // Before the lock is released, every source table
 // gets a trigger that refuses writes with SQLSTATE 57P03 (answered as 503
 // DATABASE_UNAVAILABLE, Retry-After): a write that waited on the lock, or comes
 // from a process that has not heard of the switch yet, fails and is retried on
 // the target; none is acknowledged on the source and lost. Any failure before the
 // switch rolls both sides back: the tenant stays where it was.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Databases } from '../db/databases.ts';
 import type { ModuleVersion } from '../db/schema-versions.ts';
 import type { TenantRegistry } from './registry.ts';
@@ -32,6 +37,10 @@ export interface MoveResult {
   /** how long writes were held (the source tables locked: the catch-up after the copy, and the checks) */
   writesHeldMs: number;
   totalMs: number;
+  /** how the target was brought up to date under the lock: row by row, or (a unique value swapped meanwhile) copied again whole */
+  catchUp: 'caught-up' | 'copied-again';
+  /** times the lock was asked for */
+  lockAttempts: number;
 }
 
 export interface MoveOptions {
@@ -41,7 +50,23 @@ export interface MoveOptions {
   onTable?: (t: MovedTable) => void;
   /** after each table copied from the snapshot, writes going on */
   onCopied?: (table: string) => void | Promise<void>;
+  /** ms the move waits for its lock on the source tables before it lets the writes queued behind it go and tries again */
+  lockTimeoutMs?: number;
+  /** times the move asks for the lock (a lock timeout, or a deadlock the server ended in the writes' favour) */
+  lockAttempts?: number;
+  /** after each attempt at the lock that failed */
+  onLockRetry?: (attempt: number, reason: string) => void;
 }
+
+/** SQLSTATEs after which the hold phase is tried again: lock_timeout (55P03), deadlock (40P01). */
+const LOCK_RETRY_STATES = new Set(['55P03', '40P01']);
+const sqlStateOf = (err: unknown): string | undefined => {
+  for (let e = err as { code?: unknown; sqlState?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as never, depth++) {
+    const state = typeof e.sqlState === 'string' ? e.sqlState : typeof e.code === 'string' ? e.code : undefined;
+    if (state && /^[0-9A-Z]{5}$/.test(state)) return state;
+  }
+  return undefined;
+};
 
 /** What a move needs of the kernel. */
 interface Deps {
@@ -152,6 +177,25 @@ async function catchUp(srun: Run, trun: Run, schema: string, order: string[], ba
   }
 }
 
+/**
+ * The catch-up, or, when it meets a unique value two rows swapped since the snapshot (an upsert of one
+ * conflicts with the other's old value, which a row-by-row upsert cannot order around), the target
+ * emptied and every table copied again: slower, and still correct.
+ */
+async function catchUpOrCopyAgain(srun: Run, trun: Run, schema: string, order: string[], batch: number): Promise<'caught-up' | 'copied-again'> {
+  await trun('savepoint plinth_catch_up');
+  try {
+    await catchUp(srun, trun, schema, order, batch);
+    return 'caught-up';
+  } catch (err) {
+    if (sqlStateOf(err) !== '23505') throw err;
+    await trun('rollback to savepoint plinth_catch_up');
+    await trun(`truncate ${order.map((t) => `"${schema}"."${t}"`).join(', ')}`);
+    for (const table of order) await copyRows(srun, trun, schema, table, batch);
+    return 'copied-again';
+  }
+}
+
 /** Checks that every table holds the same rows on both sides (count and checksum). */
 async function verify(srun: Run, trun: Run, schema: string, order: string[], where: { from: string; to: string }, onTable?: (t: MovedTable) => void): Promise<MovedTable[]> {
   const moved: MovedTable[] = [];
@@ -180,8 +224,12 @@ export async function moveTenant(kernel: Deps, id: string, to: string, opts: Mov
   const schema = tenant.schema;
   const registryOnSource = source === kernel.dbs.main;
   const batch = opts.batch ?? 2000;
+  const lockTimeoutMs = opts.lockTimeoutMs ?? 2000;
+  const lockAttempts = Math.max(1, opts.lockAttempts ?? 5);
   let heldAt = 0;
   let tables: MovedTable[] = [];
+  let caughtUp: MoveResult['catchUp'] = 'caught-up';
+  let attempts: number;
   let order: string[] = [];
 
   // the target's tables first, before writes are held: an empty schema, dropped again if the move fails
@@ -211,39 +259,56 @@ export async function moveTenant(kernel: Deps, id: string, to: string, opts: Mov
         }
       });
     });
-    await source.em.fork().transactional(async (sem) => {
-      const sctx = sem.getTransactionContext();
-      const srun: Run = (sql, params = []) => sem.getConnection().execute(sql, params as unknown[], 'all', sctx);
-      // writes wait from here (EXCLUSIVE conflicts with every row lock; plain reads go on). Referencing tables
-      // first: a write locks its own table, then (checking its references) the tables it points at, so taking
-      // ours in the same order does not deadlock with it
-      await srun(
-        `lock table ${[...order]
-          .reverse()
-          .map((t) => `"${schema}"."${t}"`)
-          .join(', ')} in exclusive mode`,
-      );
-      heldAt = performance.now();
-      tables = await target.em.fork().transactional(async (tem) => {
-        const tctx = tem.getTransactionContext();
-        const trun: Run = (sql, params = []) => tem.getConnection().execute(sql, params as unknown[], 'all', tctx);
-        await catchUp(srun, trun, schema, order, batch);
-        return verify(srun, trun, schema, order, { from, to }, opts.onTable);
-      });
-      // the target committed: from here the tenant is served there
-      const refuse = `plinth_moved_${schema}`;
-      await srun(
-        `create or replace function "${schema}"."${refuse}"() returns trigger language plpgsql as $$ begin
+    const hold = () =>
+      source.em.fork().transactional(async (sem) => {
+        const sctx = sem.getTransactionContext();
+        const srun: Run = (sql, params = []) => sem.getConnection().execute(sql, params as unknown[], 'all', sctx);
+        await srun(`set local lock_timeout = ${Math.max(1, Math.round(lockTimeoutMs))}`);
+        // writes wait from here (EXCLUSIVE conflicts with every row lock; plain reads go on). Referencing tables
+        // first: a write locks its own table, then (checking its references) the tables it points at, so taking
+        // ours in the same order does not deadlock with it
+        await srun(
+          `lock table ${[...order]
+            .reverse()
+            .map((t) => `"${schema}"."${t}"`)
+            .join(', ')} in exclusive mode`,
+        );
+        await srun('set local lock_timeout = 0');
+        heldAt = performance.now();
+        tables = await target.em.fork().transactional(async (tem) => {
+          const tctx = tem.getTransactionContext();
+          const trun: Run = (sql, params = []) => tem.getConnection().execute(sql, params as unknown[], 'all', tctx);
+          caughtUp = await catchUpOrCopyAgain(srun, trun, schema, order, batch);
+          return verify(srun, trun, schema, order, { from, to }, opts.onTable);
+        });
+        // the target committed: from here the tenant is served there
+        const refuse = `plinth_moved_${schema}`;
+        await srun(
+          `create or replace function "${schema}"."${refuse}"() returns trigger language plpgsql as $$ begin
           raise exception using errcode = '57P03', message = 'tenant ${id} moved to another database; retry';
         end $$`,
-      );
-      for (const table of order) await srun(`create trigger plinth_moved before insert or update or delete on "${schema}"."${table}" for each statement execute function "${schema}"."${refuse}"()`);
-      const switchSql = `update ${kernel.tenants.table} set connection_key = ?, updated_at = now() where id = ? and connection_key = ?`;
-      // on the registry's own database the switch commits with the triggers; elsewhere it commits first
-      if (registryOnSource) await srun(switchSql, [to, id, from]);
-      else await kernel.dbs.main.em.getConnection().execute(switchSql, [to, id, from]);
-      switched = !registryOnSource;
-    });
+        );
+        for (const table of order) await srun(`create trigger plinth_moved before insert or update or delete on "${schema}"."${table}" for each statement execute function "${schema}"."${refuse}"()`);
+        const switchSql = `update ${kernel.tenants.table} set connection_key = ?, updated_at = now() where id = ? and connection_key = ?`;
+        // on the registry's own database the switch commits with the triggers; elsewhere it commits first
+        if (registryOnSource) await srun(switchSql, [to, id, from]);
+        else await kernel.dbs.main.em.getConnection().execute(switchSql, [to, id, from]);
+        switched = !registryOnSource;
+      });
+    for (let attempt = 1; ; attempt++) {
+      attempts = attempt;
+      try {
+        await hold();
+        break;
+      } catch (err) {
+        // not switched, so the tenant is still served from the source; the catch-up of the next attempt
+        // compares row by row again, whatever the target holds by now
+        const state = sqlStateOf(err);
+        if (switched || attempt >= lockAttempts || !state || !LOCK_RETRY_STATES.has(state)) throw err;
+        opts.onLockRetry?.(attempt, state === '55P03' ? `no lock within ${lockTimeoutMs} ms` : 'deadlock');
+        await sleep(Math.min(1000, 50 * 2 ** attempt));
+      }
+    }
     switched = true;
   } catch (err) {
     // not switched: the tenant stays where it was, and the copy goes
@@ -257,7 +322,7 @@ export async function moveTenant(kernel: Deps, id: string, to: string, opts: Mov
   const writesHeldMs = performance.now() - heldAt;
   kernel.tenants.forget(id);
   await kernel.tenants.announce(id);
-  return { tenant: id, from, to, tables, writesHeldMs: Math.round(writesHeldMs), totalMs: Math.round(performance.now() - started) };
+  return { tenant: id, from, to, tables, writesHeldMs: Math.round(writesHeldMs), totalMs: Math.round(performance.now() - started), catchUp: caughtUp, lockAttempts: attempts };
 }
 
 /** The source schema a move left behind (its writes refused), dropped once no process reads it any more. */

@@ -150,6 +150,60 @@ t.test('a tenant moves between databases under write load', { skip: onPglite && 
     await dropMovedSource(kernel, tenant.id, 'main');
   });
 
+  await t.test('two rows swap their unique SKUs during the copy: the catch-up copies the tenant again whole', async (t) => {
+    const products = kernel.model('Product').table;
+    const list = (await app.inject({ method: 'GET', url: '/api/products?size=100&sort=sku', headers: auth })).json().items as { id: string; sku: string; version: number }[];
+    const [a, b] = [list.find((p) => p.sku === 'BEFORE-4')!, list.find((p) => p.sku === 'BEFORE-5')!];
+    const patch = (id: string, version: number, sku: string) => app.inject({ method: 'PATCH', url: `/api/products/${id}`, headers: { ...auth, 'if-match': `"${version}"` }, payload: { sku } });
+    const swapped: number[] = [];
+    const result = await moveTenant(kernel, tenant.id, 'main', {
+      onCopied: async (table) => {
+        if (table !== products || swapped.length) return;
+        // A takes a free SKU, B takes A's, A takes B's: the snapshot holds both the other way round
+        swapped.push((await patch(a.id, a.version, 'SWAP-TMP')).statusCode);
+        swapped.push((await patch(b.id, b.version, 'BEFORE-4')).statusCode);
+        swapped.push((await patch(a.id, a.version + 1, 'BEFORE-5')).statusCode);
+      },
+    });
+    t.same(swapped, [200, 200, 200], 'the swap was served during the copy');
+    t.equal(result.catchUp, 'copied-again', 'the row-by-row catch-up met the swapped SKU and the tenant was copied again');
+    const rows = (await kernel.dbs.main.em.getConnection().execute(`select id, sku from "${tenant.schema}"."${products}" where id in (?, ?)`, [a.id, b.id])) as { id: string; sku: string }[];
+    t.same(Object.fromEntries(rows.map((r) => [r.id, r.sku])), { [a.id]: 'BEFORE-5', [b.id]: 'BEFORE-4' }, 'the target holds the swapped SKUs');
+    await dropMovedSource(kernel, tenant.id, 'second');
+  });
+
+  await t.test('a long transaction on a table of the tenant: the move lets the writes queued behind it go and asks again', async (t) => {
+    const products = kernel.model('Product').table;
+    const blocker = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await blocker.connect();
+    t.teardown(() => blocker.end());
+    const block = async () => {
+      await blocker.query('begin');
+      await blocker.query(`lock table "${tenant.schema}"."${products}" in row exclusive mode`);
+    };
+
+    // held through every attempt: the move gives up, and the tenant stays where it is
+    await block();
+    const retries: string[] = [];
+    const err = await moveTenant(kernel, tenant.id, 'second', { lockTimeoutMs: 100, lockAttempts: 2, onLockRetry: (_, reason) => retries.push(reason) }).then(
+      () => undefined,
+      (e: Error & { code?: string }) => e,
+    );
+    t.match(err, { code: '55P03' }, 'the move failed for want of its lock');
+    t.same(retries, ['no lock within 100 ms'], 'after asking twice');
+    await kernel.tenants.reload();
+    t.equal(kernel.tenants.cached(tenant.id)!.connectionKey, 'main', 'the registry still points at the source');
+    t.notOk(await second.hasSchema(tenant.schema), 'the copy is gone from the target');
+    await blocker.query('rollback');
+
+    // held through the first attempts only
+    await block();
+    const result = await moveTenant(kernel, tenant.id, 'second', { lockTimeoutMs: 100, lockAttempts: 5, onLockRetry: () => void blocker.query('rollback') });
+    t.equal(result.lockAttempts, 2, 'moved at the second attempt, once the transaction ended');
+    t.equal(result.to, 'second');
+    await dropMovedSource(kernel, tenant.id, 'main');
+  });
+
   await app.close();
   await kernel.close();
 });
