@@ -208,7 +208,7 @@ export async function openKernel(config: Config): Promise<Kernel> {
   kernel.authenticators = authenticatorsOf(modules);
   kernel.hooks = hooksByEntity(modules, models);
   kernel.abilities = new AbilityFactory(kernel.permissions, new RoleDirectory(kernel, { tenants: config.tenantCacheSize }), { tenants: config.tenantCacheSize });
-  const unsubscribe = roleChanges.subscribe((tenantId) => kernel.abilities.invalidate(tenantId));
+  const unsubscribe = roleChanges.subscribe((tenantId) => (tenantId === null ? kernel.abilities.invalidateAll() : kernel.abilities.invalidate(tenantId)));
   kernel.services = new KernelServices({
     models,
     secrets: kernel.secrets,

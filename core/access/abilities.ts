@@ -82,6 +82,12 @@ export class AbilityFactory {
     for (const key of [...this.#compiled.keys()]) if (key.startsWith(`${tenantId}|`)) this.#compiled.delete(key);
     this.#roles.invalidate(tenantId);
   }
+
+  /** Forget every tenant's compiled abilities and roles (role changes may have been missed). */
+  invalidateAll(): void {
+    this.#compiled.clear();
+    this.#roles.invalidateAll();
+  }
 }
 
 /**

@@ -1,12 +1,14 @@
 // A change of a tenant's roles reaches every process at once, as tenant status
 // and revocations do: the process that wrote it drops its cached copies and
 // announces the tenant with NOTIFY, every other process drops its copies on
-// LISTEN. The role cache's own expiry (30 s) covers a notification missed while
-// the listening connection was down. Embedded PGlite serves one process only.
+// LISTEN. Notifications sent while the listening connection was down are lost:
+// after it reconnects, every tenant's roles are dropped (subscribers get null).
+// Embedded PGlite serves one process only.
 import type { Databases } from '../db/databases.ts';
 import type { PgListener } from '../db/pg-listener.ts';
 
-type Subscriber = (tenantId: string) => void;
+/** the tenant whose roles changed, or null: any tenant's may have (notifications were lost) */
+type Subscriber = (tenantId: string | null) => void;
 
 export class RoleChanges {
   #dbs: Databases;
@@ -28,6 +30,11 @@ export class RoleChanges {
 
   listenOn(listener: PgListener): void {
     listener.on(this.#channel, (tenantId) => this.#deliver(tenantId));
+    let connects = listener.connects;
+    listener.onReload(async () => {
+      if (listener.connects !== connects) this.#deliver(null);
+      connects = listener.connects;
+    });
   }
 
   /** After a write to the tenant's roles (or who holds them) committed. */
@@ -36,7 +43,7 @@ export class RoleChanges {
     if (!this.#dbs.embedded) await this.#dbs.main.em.getConnection().execute('select pg_notify(?, ?)', [this.#channel, tenantId]);
   }
 
-  #deliver(tenantId: string): void {
+  #deliver(tenantId: string | null): void {
     for (const fn of this.#subscribers) fn(tenantId);
   }
 }

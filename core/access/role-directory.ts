@@ -15,7 +15,12 @@ export interface RoleDirectoryDeps {
 
 export const ADMIN_ROLE = 'admin';
 export const MEMBER_ROLE = 'member';
-const TTL_MS = 30_000;
+/**
+ * Role changes made through Plinth reach every process at once (access/role-changes.ts, also after the
+ * listening connection was down); the expiry covers only roles written behind Plinth's back. Long, since
+ * with thousands of tenants a short one reloads some tenant's roles on a good share of all requests.
+ */
+const TTL_MS = 10 * 60_000;
 
 export class RoleDirectory {
   #kernel: RoleDirectoryDeps;
@@ -35,6 +40,10 @@ export class RoleDirectory {
 
   invalidate(tenantId: string): void {
     this.#byTenant.delete(tenantId);
+  }
+
+  invalidateAll(): void {
+    this.#byTenant.clear();
   }
 
   async codesFor(tenantId: string, roleNames: string[]): Promise<string[]> {

@@ -1,8 +1,11 @@
 // A change of a role's codes takes effect at once in the process that wrote it
 // and, on a shared server, in every other process (two kernels here), not when
-// their role cache expires (30 s).
+// their role cache expires, also after the listening connection was down.
 import t from 'tap';
 import { build, onPglite } from '../helper.ts';
+import { RoleChanges } from '../../core/access/role-changes.ts';
+import type { Databases } from '../../core/db/databases.ts';
+import type { PgListener } from '../../core/db/pg-listener.ts';
 
 const CATALOG_VIEW = 'erp:catalog:view';
 
@@ -41,4 +44,22 @@ t.test('in another process on the same server', { skip: onPglite && 'embedded PG
     status = (await listOnTwo()).statusCode;
   }
   t.equal(status, 200, 'and granted again there within 2 s');
+});
+
+t.test('after the listening connection was down, every tenant’s roles are read again', async (t) => {
+  const roles = new RoleChanges({ embedded: true } as Databases, 'platform');
+  const seen: (string | null)[] = [];
+  roles.subscribe((tenantId) => seen.push(tenantId));
+  let reload: () => Promise<void> = async () => undefined;
+  let notify: (payload: string) => void = () => undefined;
+  const listener = { connects: 1, on: (_: string, fn: (p: string) => void) => void (notify = fn), onReload: (fn: () => Promise<void>) => void (reload = fn) } as unknown as PgListener;
+  roles.listenOn(listener);
+  notify('acme');
+  await reload();
+  t.same(seen, ['acme'], 'a notification names its tenant; a periodic reload drops nothing');
+  (listener as { connects: number }).connects = 2;
+  await reload();
+  t.same(seen, ['acme', null], 'a reconnect (notifications may have been lost) drops every tenant');
+  await reload();
+  t.same(seen, ['acme', null], 'once');
 });
