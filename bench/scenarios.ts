@@ -35,6 +35,16 @@ export interface Scenario {
 
 const pick = <T>(list: T[]) => list[Math.floor(Math.random() * list.length)];
 export const headersOf = (t: BenchTenant): Record<string, string> => ({ authorization: `Bearer ${t.token}`, 'x-company-id': t.companyId });
+
+/** GET by id of a random product: of one tenant (single), or of a random one of many (spread): the tenancy scale's pair. */
+export function spreadSetups(one: BenchTenant, many: BenchTenant[]): Record<'single' | 'spread', (req: AcRequest) => AcRequest> {
+  const byId = (req: AcRequest, t: BenchTenant) => {
+    req.path = `/api/products/${t.productIds[Math.floor(Math.random() * t.productIds.length)]}`;
+    req.headers = headersOf(t);
+    return req;
+  };
+  return { single: (req) => byId(req, one), spread: (req) => byId(req, many[Math.floor(Math.random() * many.length)]) };
+}
 const json = (req: AcRequest, t: BenchTenant, method: string, path: string, body: unknown): AcRequest => {
   req.method = method;
   req.path = path;

@@ -13,8 +13,8 @@ import { readFileSync } from 'node:fs';
 import pg from './pg.ts';
 import { benchKernel, ensureTenant, newTokens, scaleTenantId, BENCH_TENANT, type BenchTenant } from './fixtures.ts';
 import { ROOT, freePort, startServer } from './servers.ts';
-import { runLoad, type AcRequest } from './load.ts';
-import { headersOf } from './scenarios.ts';
+import { runLoad } from './load.ts';
+import { spreadSetups } from './scenarios.ts';
 
 const URL_ = process.env.DATABASE_URL!;
 const N = Number(process.env.N ?? 1000);
@@ -43,19 +43,7 @@ const backends = async () =>
   (await admin.query(`select pid from pg_stat_activity where datname = current_database() and backend_type = 'client backend' and pid <> pg_backend_pid() and query not like 'listen%'`)).rows.map(
     (r) => r.pid as number,
   );
-const setups = {
-  single: (req: AcRequest) => {
-    req.path = `/api/products/${bench.productIds[Math.floor(Math.random() * bench.productIds.length)]}`;
-    req.headers = headersOf(bench);
-    return req;
-  },
-  spread: (req: AcRequest) => {
-    const t = tenants[Math.floor(Math.random() * tenants.length)];
-    req.path = `/api/products/${t.productIds[Math.floor(Math.random() * t.productIds.length)]}`;
-    req.headers = headersOf(t);
-    return req;
-  },
-};
+const setups = spreadSetups(bench, tenants);
 for (const [vname, extra] of Object.entries(variants)) {
   const profDir = process.env.PROF ? `/tmp/prof-${vname}` : '';
   const server = await startServer('probe', [...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), 'scripts/start.ts'], {

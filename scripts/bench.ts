@@ -60,7 +60,7 @@ import {
 import { runAmount, runLoad, type AcRequest } from '../bench/load.ts';
 import { backendMemory } from '../bench/backend-memory.ts';
 import { formatResults, median, percentile, round, writeResults, type ColdStart, type Measured, type Results, type ScaleResult, type ScenarioResult, type Sweep } from '../bench/report.ts';
-import { headersOf, selectScenarios, type Probe, type Scenario } from '../bench/scenarios.ts';
+import { headersOf, selectScenarios, spreadSetups, type Probe, type Scenario } from '../bench/scenarios.ts';
 import { LOG_DIR, ROOT, freePort, startServer, timeToReadyLine, type Server } from '../bench/servers.ts';
 import { summariseFile } from '../bench/profile-summary.ts';
 import { deliveryBurst } from '../bench/burst.ts';
@@ -465,19 +465,7 @@ try {
     }
     // single and spread on one server; with --repeat, pairs alternate their order and the ratio is the
     // median of the pairs' ratios (one pair moves by ±15% on a loaded 2-core machine)
-    const setups = {
-      single: (req: AcRequest) => {
-        req.path = `/api/products/${bench.productIds[Math.floor(Math.random() * bench.productIds.length)]}`;
-        req.headers = headersOf(bench);
-        return req;
-      },
-      spread: (req: AcRequest) => {
-        const t = tenants[Math.floor(Math.random() * tenants.length)];
-        req.path = `/api/products/${t.productIds[Math.floor(Math.random() * t.productIds.length)]}`;
-        req.headers = headersOf(t);
-        return req;
-      },
-    };
+    const setups = spreadSetups(bench, tenants);
     // every tenant requested --sweeps times in turn (each pooled backend sees most of them), then the memory that
     // holds: Plinth's RSS and its PostgreSQL backends' own. The pairs after it find every tenant known.
     const appName = `plinth-bench-${tag}`;
