@@ -67,6 +67,8 @@ export class SharedRateLimits {
   #entries = new Map<string, Entry>();
   #timer: NodeJS.Timeout | undefined;
   #syncing: Promise<void> | undefined;
+  /** the sync that follows the one under way, shared by everyone who asked meanwhile */
+  #queued: Promise<void> | undefined;
   #prunedAt = 0;
   /** the last sync's failure, cleared by the next success (health and tests look) */
   lastError: unknown;
@@ -95,7 +97,8 @@ export class SharedRateLimits {
   async stop(): Promise<void> {
     clearInterval(this.#timer);
     this.#timer = undefined;
-    if (this.#syncing) await within(this.#syncing, STOP_WAIT_MS).catch(() => undefined);
+    const last = this.#queued ?? this.#syncing;
+    if (last) await within(last, STOP_WAIT_MS).catch(() => undefined);
   }
 
   /** Counts one hit of `key` (under a limit of `max` per `windowMs`): the hits of every process in its window so far, and the window's time left. */
@@ -123,9 +126,25 @@ export class SharedRateLimits {
     return e;
   }
 
-  /** Adds this process's new hits to the table and reads back the totals of the keys it saw; one at a time. */
+  /**
+   * Adds this process's new hits to the table and reads back the totals of the
+   * keys it saw; one at a time. The sync answered always starts after the call:
+   * one already under way read its keys earlier and may miss the caller's hits
+   * or another process's latest, so a second follows it.
+   */
   sync(): Promise<void> {
-    this.#syncing ??= this.#sync().finally(() => (this.#syncing = undefined));
+    if (this.#queued) return this.#queued;
+    if (!this.#syncing) return this.#run();
+    const next = () => {
+      this.#queued = undefined;
+      return this.#run();
+    };
+    this.#queued = this.#syncing.then(next, next);
+    return this.#queued;
+  }
+
+  #run(): Promise<void> {
+    this.#syncing = this.#sync().finally(() => (this.#syncing = undefined));
     return this.#syncing;
   }
 

@@ -85,3 +85,39 @@ t.test('a database that never answers holds neither the syncs nor a shutdown', a
   t.match(String(limits.lastError), /no answer within/);
   t.equal(limits.hit('k', 60_000, 5).current, 2, 'the count goes on here');
 });
+
+t.test('a sync asked for while one is under way is followed by one that starts after the call', async (t) => {
+  // a fake table (keys as the store writes them: window:max:key): each statement waits until released, then adds the hits it was sent
+  const table = new Map<string, number>();
+  const waiting: (() => void)[] = [];
+  const execute = (_sql: string, params: unknown[]) =>
+    new Promise((resolve) => {
+      if (typeof params[0] !== 'string') return resolve([]);
+      waiting.push(() => {
+        const sent = JSON.parse(params[0] as string) as { key: string; window_start: number; hits: number }[];
+        resolve(sent.map((r) => ({ key: r.key, start: String(r.window_start), hits: table.set(r.key, (table.get(r.key) ?? 0) + r.hits).get(r.key) })));
+      });
+    });
+  const limits = new SharedRateLimits({ main: { em: { getConnection: () => ({ execute }) } } } as never, 'platform', { syncMs: 60_000 });
+  const release = async () => {
+    for (let i = 0; !waiting.length; i++) {
+      if (i > 1000) throw new Error('no statement waits to be released');
+      await new Promise((r) => setImmediate(r));
+    }
+    waiting.shift()!();
+  };
+  limits.hit('k', 60_000, 100);
+  const first = limits.sync();
+  limits.hit('k', 60_000, 100);
+  const second = limits.sync();
+  const third = limits.sync();
+  t.not(second, first, 'the second call does not join the sync under way');
+  t.equal(third, second, 'callers meanwhile share the one that follows');
+  await release();
+  await first;
+  t.equal(table.get('60000:100:k'), 1, 'the first sync sent the hit made before it');
+  await release();
+  await second;
+  t.equal(table.get('60000:100:k'), 2, 'the following one sent the hit made after the first began');
+  t.equal(limits.peek('k', 60_000, 100).current, 2);
+});
