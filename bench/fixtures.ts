@@ -312,4 +312,31 @@ export async function cleanup(kernel: Kernel, log: (m: string) => void): Promise
 
 export const scaleTenantId = (i: number) => `${SCALE_PREFIX}${String(i).padStart(4, '0')}`;
 
+/**
+ * The scale tenants 1..n, provisioned where missing, `concurrency` at once (10,000
+ * one by one take most of an hour); how many were provisioned now comes back too.
+ */
+export async function ensureScaleTenants(
+  kernel: Kernel,
+  tokens: TokenService,
+  n: number,
+  opts: { concurrency: number; as: 'manager' | 'admin'; log?: (m: string) => void },
+): Promise<{ tenants: BenchTenant[]; provisioned: number }> {
+  const tenants: BenchTenant[] = new Array(n);
+  let next = 0;
+  let ready = 0;
+  let provisioned = 0;
+  const worker = async () => {
+    while (next < n) {
+      const i = next++;
+      const t = await ensureTenant(kernel, tokens, scaleTenantId(i + 1), { products: 5, categories: 0, as: opts.as });
+      if (t.provisionMs !== undefined) provisioned++;
+      tenants[i] = t;
+      if (++ready % 500 === 0) opts.log?.(`  ${ready}/${n} tenants ready (${provisioned} provisioned now)`);
+    }
+  };
+  await Promise.all(Array.from({ length: opts.concurrency }, worker));
+  return { tenants, provisioned };
+}
+
 export const newTokens = (secret: string) => new TokenService(secret, 6 * 3600, 3600);

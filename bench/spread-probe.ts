@@ -3,7 +3,7 @@
 // the database's machine). It found that at 10,000 tenants PostgreSQL does 4-8x the work per
 // request (README, "Tenancy at scale").
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/plinth_bench node bench/spread-probe.ts
-// N tenants (1000; provisioned when missing, like the bench's), DUR and WARM seconds (8, 5),
+// N tenants (1000; provisioned when missing, like the bench's, PROVISION_CONCURRENCY at once: 4), DUR and WARM seconds (8, 5),
 // ORDER of the runs (single,spread,single,spread), VARIANTS: a JSON object of server
 // environments to compare ({"norecycle":{"DB_CONNECTION_MAX_USES":"1000000000"}}), PROF=1 to
 // CPU-profile each variant's server into /tmp/prof-<variant> (node bench/profile-summary.ts).
@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import pg from './pg.ts';
-import { benchKernel, ensureTenant, newTokens, scaleTenantId, BENCH_TENANT, type BenchTenant } from './fixtures.ts';
+import { benchKernel, ensureScaleTenants, ensureTenant, newTokens, BENCH_TENANT } from './fixtures.ts';
 import { ROOT, freePort, startServer } from './servers.ts';
 import { runLoad } from './load.ts';
 import { spreadSetups } from './scenarios.ts';
@@ -25,8 +25,7 @@ const secret = randomBytes(32).toString('hex');
 const kernel = await benchKernel(URL_, secret, ROOT);
 const tokens = newTokens(secret);
 const bench = await ensureTenant(kernel, tokens, BENCH_TENANT, { products: 10_000, categories: 20, as: 'manager' });
-const tenants: BenchTenant[] = [];
-for (let i = 1; i <= N; i++) tenants.push(await ensureTenant(kernel, tokens, scaleTenantId(i), { products: 5, categories: 0, as: 'manager' }));
+const { tenants } = await ensureScaleTenants(kernel, tokens, N, { concurrency: Number(process.env.PROVISION_CONCURRENCY ?? 4), as: 'manager', log: console.log });
 await kernel.close();
 const ticks = (pid: number) => {
   try {

@@ -51,10 +51,10 @@ import {
   ensureDatabase,
   countEvents,
   ensureTenant,
+  ensureScaleTenants,
   isBenchTenant,
   newTokens,
   removeWrites,
-  scaleTenantId,
   type BenchTenant,
 } from '../bench/fixtures.ts';
 import { runAmount, runLoad, type AcRequest } from '../bench/load.ts';
@@ -439,21 +439,7 @@ try {
 
   if (opts.tenants > 0) {
     log(`tenancy scale: ${opts.tenants} tenants (provisioning the missing ones)`);
-    const tenants: BenchTenant[] = new Array(opts.tenants);
-    let next = 0;
-    let ready = 0;
-    let createdThisRun = 0;
-    // a few at once: 10,000 tenants one by one take most of an hour; the timings below are taken alone
-    const worker = async () => {
-      while (next < opts.tenants) {
-        const i = next++;
-        const t = await ensureTenant(kernel, tokens, scaleTenantId(i + 1), { products: 5, categories: 0, as: opts.as });
-        if (t.provisionMs !== undefined) createdThisRun++;
-        tenants[i] = t;
-        if (++ready % 500 === 0) log(`  ${ready}/${opts.tenants} tenants ready (${createdThisRun} provisioned now)`);
-      }
-    };
-    await Promise.all(Array.from({ length: opts.provisionConcurrency }, worker));
+    const { tenants, provisioned: createdThisRun } = await ensureScaleTenants(kernel, tokens, opts.tenants, { concurrency: opts.provisionConcurrency, as: opts.as, log });
     const timings: number[] = [];
     for (let i = 0; timings.length < 30; i++) {
       // 30 provisionings timed one at a time, each tenant dropped again
