@@ -18,9 +18,24 @@ const NETWORK_MESSAGES =
 /** Seconds a client should wait before it tries again. */
 export const RETRY_AFTER_SECONDS = 5;
 
+type ErrorLike = { name?: unknown; message?: unknown; code?: unknown; sqlState?: unknown; cause?: unknown };
+
+/** An error and the causes it wraps (MikroORM wraps the driver's), outermost first, a few deep. */
+function* causes(err: unknown): Generator<ErrorLike> {
+  for (let e = err as ErrorLike | undefined, depth = 0; e && depth < 4; e = e.cause as ErrorLike | undefined, depth++) yield e;
+}
+
+const codeOf = (e: ErrorLike) => (typeof e.sqlState === 'string' ? e.sqlState : typeof e.code === 'string' ? e.code : '');
+
+/** The SQLSTATE of a database error, wherever in its causes the driver put it. */
+export function sqlStateOf(err: unknown): string | undefined {
+  for (const e of causes(err)) if (/^[0-9A-Z]{5}$/.test(codeOf(e))) return codeOf(e);
+  return undefined;
+}
+
 export function isDatabaseUnavailable(err: unknown): boolean {
-  for (let e = err as (Error & { code?: unknown; sqlState?: unknown; cause?: unknown }) | undefined, depth = 0; e && depth < 4; e = e.cause as never, depth++) {
-    const state = typeof e.sqlState === 'string' ? e.sqlState : typeof e.code === 'string' ? e.code : '';
+  for (const e of causes(err)) {
+    const state = codeOf(e);
     if (UNAVAILABLE_STATES.test(state) || NETWORK_CODES.has(state)) return true;
     if (typeof e.message === 'string' && NETWORK_MESSAGES.test(e.message)) return true;
     if (e.name === 'ConnectionException') return true;

@@ -21,6 +21,7 @@ import type { TenantRegistry } from './registry.ts';
 import { buildSchema, type Run } from '../db/migrator.ts';
 import { VERSION_TABLE } from '../db/schema-versions.ts';
 import { TenantError } from './errors.ts';
+import { sqlStateOf } from '../db/failures.ts';
 
 export interface MovedTable {
   table: string;
@@ -60,13 +61,6 @@ export interface MoveOptions {
 
 /** SQLSTATEs after which the hold phase is tried again: lock_timeout (55P03), deadlock (40P01). */
 const LOCK_RETRY_STATES = new Set(['55P03', '40P01']);
-const sqlStateOf = (err: unknown): string | undefined => {
-  for (let e = err as { code?: unknown; sqlState?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as never, depth++) {
-    const state = typeof e.sqlState === 'string' ? e.sqlState : typeof e.code === 'string' ? e.code : undefined;
-    if (state && /^[0-9A-Z]{5}$/.test(state)) return state;
-  }
-  return undefined;
-};
 
 /** What a move needs of the kernel. */
 interface Deps {

@@ -1,7 +1,7 @@
 // Which database errors are worth the same request again a moment later (503
 // DATABASE_UNAVAILABLE with Retry-After) and which say the request is wrong.
 import t from 'tap';
-import { isDatabaseUnavailable } from '../../core/db/failures.ts';
+import { isDatabaseUnavailable, sqlStateOf } from '../../core/db/failures.ts';
 import { mapError } from '../../core/http/problem.ts';
 
 const pgError = (code: string, message = 'from PostgreSQL') => Object.assign(new Error(message), { code });
@@ -17,4 +17,13 @@ t.test('retryable: the server unreachable or restarting, a transaction rolled ba
 t.test('not retryable: the request itself', async (t) => {
   for (const code of ['23505', '23503', '22003', '42P01', '42703', '25006']) t.notOk(isDatabaseUnavailable(pgError(code)), code);
   t.notOk(isDatabaseUnavailable(new Error('something else')));
+});
+
+t.test('the SQLSTATE of an error, wherever in its causes', async (t) => {
+  t.equal(sqlStateOf(pgError('23505')), '23505');
+  t.equal(sqlStateOf(Object.assign(new Error('mikro-orm'), { sqlState: '55P03' })), '55P03', 'MikroORM names it sqlState');
+  t.equal(sqlStateOf(new Error('wrapped', { cause: new Error('again', { cause: pgError('40P01') }) })), '40P01', 'from a cause');
+  t.equal(sqlStateOf(pgError('ECONNRESET')), undefined, 'a network code is no SQLSTATE');
+  t.equal(sqlStateOf(new Error('plain')), undefined);
+  t.equal(sqlStateOf(undefined), undefined);
 });
