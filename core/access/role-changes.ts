@@ -30,11 +30,7 @@ export class RoleChanges {
 
   listenOn(listener: PgListener): void {
     listener.on(this.#channel, (tenantId) => this.#deliver(tenantId));
-    let connects = listener.connects;
-    listener.onReload(async () => {
-      if (listener.connects !== connects) this.#deliver(null);
-      connects = listener.connects;
-    });
+    listener.onReconnect(() => this.#deliver(null));
   }
 
   /** After a write to the tenant's roles (or who holds them) committed. */

@@ -35,11 +35,7 @@ export class DataChanges {
       if (origin !== this.#origin && tables) this.#bump(tenantId, tables.split(','));
     });
     // notifications sent while the connection was down are lost: forget every stamp
-    let connects = 1;
-    listener.onReload(async () => {
-      if (listener.connects !== connects) this.#reset();
-      connects = listener.connects;
-    });
+    listener.onReconnect(() => this.#reset());
   }
 
   /** The state of `tables` of a tenant, as a string that differs once any of them changed. */

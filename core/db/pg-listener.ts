@@ -1,7 +1,8 @@
 // One LISTEN connection per process for every channel the kernel follows
 // (tenant registry, token revocations). After an error it reconnects with
-// backoff until it succeeds, and each reconnect (and a periodic timer) calls
-// the reload callbacks, since notifications sent while it was down are lost.
+// backoff until it succeeds. Notifications sent while it was down are lost, so
+// each reconnect calls the reconnect callbacks (caches drop what they hold),
+// then the reload callbacks, which a periodic timer calls too.
 import pg, { type Client } from './pg.ts';
 
 export type ListenClient = Client;
@@ -24,6 +25,7 @@ export class PgListener {
   #opts: Required<Omit<ListenerOptions, 'client' | 'onError'>> & Pick<ListenerOptions, 'client' | 'onError'>;
   #channels = new Map<string, (payload: string) => void>();
   #reloads: Reload[] = [];
+  #reconnects: (() => void)[] = [];
   #client: ListenClient | undefined;
   #retry: NodeJS.Timeout | undefined;
   #timer: NodeJS.Timeout | undefined;
@@ -45,6 +47,11 @@ export class PgListener {
 
   onReload(fn: Reload): void {
     this.#reloads.push(fn);
+  }
+
+  /** After each reconnect, before the reloads: what was announced meanwhile never arrives. */
+  onReconnect(fn: () => void): void {
+    this.#reconnects.push(fn);
   }
 
   get connected(): boolean {
@@ -109,7 +116,10 @@ export class PgListener {
     this.#retry = setTimeout(() => {
       this.#retry = undefined;
       this.#connect()
-        .then(() => this.#reload())
+        .then(() => {
+          for (const fn of this.#reconnects) fn();
+          return this.#reload();
+        })
         .catch((err) => {
           this.#opts.onError?.(err);
           this.#scheduleReconnect();

@@ -208,11 +208,10 @@ t.test('the listener reconnects after its connection dies, retrying failed attem
     },
   });
   const got: string[] = [];
-  let reloads = 0;
+  const calls: string[] = [];
   listener.on(channel, (p) => got.push(p));
-  listener.onReload(async () => {
-    reloads++;
-  });
+  listener.onReload(async () => void calls.push('reload'));
+  listener.onReconnect(() => calls.push('reconnect'));
   await listener.start();
   t.teardown(() => listener.close());
 
@@ -233,7 +232,8 @@ t.test('the listener reconnects after its connection dies, retrying failed attem
   t.equal(killed.rows[0].n, 1, 'the listening connection was killed');
   t.ok(await until(() => listener.connected && listener.connects === 2), 'connected again');
   t.same(attempts, ['ok', 'fail', 'fail', 'fail', 'ok'], 'failed reconnects were retried');
-  t.ok(reloads >= 1, 'the reconnect reloaded what it may have missed');
+  t.ok(await until(() => calls.includes('reload')), 'the reconnect reloaded what it may have missed');
+  t.same(calls.slice(0, 2), ['reconnect', 'reload'], 'after telling the caches it reconnected, once');
   await notify('after');
   t.ok(await until(() => got.includes('after')), 'notifications arrive again');
 });
