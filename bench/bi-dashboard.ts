@@ -13,7 +13,7 @@ import { buildApp } from '../core/app.ts';
 import type { Kernel } from '../core/kernel.ts';
 import { median, round } from './report.ts';
 
-export const BI_TENANT = 'bench-bi';
+const BI_TENANT = 'bench-bi';
 const PASSWORD = 'bench-bi-password-0123456789';
 const RENDERS = 10;
 

@@ -310,7 +310,7 @@ export async function cleanup(kernel: Kernel, log: (m: string) => void): Promise
   return ids.length;
 }
 
-export const scaleTenantId = (i: number) => `${SCALE_PREFIX}${String(i).padStart(4, '0')}`;
+const scaleTenantId = (i: number) => `${SCALE_PREFIX}${String(i).padStart(4, '0')}`;
 
 /**
  * The scale tenants 1..n, provisioned where missing, `concurrency` at once (10,000

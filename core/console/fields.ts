@@ -176,7 +176,7 @@ function pairValue(text: string): unknown {
 }
 
 /** How a row's value reads in its input, so that saving it again keeps it (the text "42" is "\"42\""). */
-export function pairText(value: unknown): string {
+function pairText(value: unknown): string {
   if (typeof value === 'string') return TYPED.test(value.trim()) ? JSON.stringify(value) : value;
   return typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value);
 }

@@ -123,7 +123,7 @@ function languageNames(language: string): (code: string) => string {
   };
 }
 
-export function widgetOf(f: MetaField): string {
+function widgetOf(f: MetaField): string {
   if (f.writeOnly) return 'password';
   if (f.translatable) return 'translations';
   if (f.type === 'enum') return 'select';

@@ -13,7 +13,7 @@ const YEAR = 365 * 24 * 3600;
 const text = (v: string | string[] | undefined) => (Array.isArray(v) ? v[v.length - 1] : (v ?? '')).trim();
 
 /** Where to go after a form: a path of this site only (no //host, no scheme), else home. */
-export function localPath(target: string | undefined): string {
+function localPath(target: string | undefined): string {
   return target && /^\/(?![/\\])[^\s]*$/.test(target) ? target : '/';
 }
 

@@ -792,7 +792,7 @@ export class CrudService {
 }
 
 /** If-Match: "*" or a list of strong ETags; a mismatch is 412. */
-export function checkIfMatch(header: string | undefined, version: number): void {
+function checkIfMatch(header: string | undefined, version: number): void {
   if (header === undefined) return;
   const tags = header.split(',').map((t) => t.trim());
   if (tags.includes('*') || tags.includes(etag(version))) return;

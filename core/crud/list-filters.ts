@@ -13,7 +13,7 @@ import { UUID } from '../ids.ts';
 export type FilterOp = 'ne' | 'gt' | 'gte' | 'lt' | 'lte' | 'in' | 'contains' | 'startsWith' | 'isNull';
 
 /** The most values one `in` list may hold. */
-export const IN_LIMIT = 100;
+const IN_LIMIT = 100;
 
 const TEXT_OPS: FilterOp[] = ['ne', 'in', 'contains', 'startsWith'];
 const ORDERED_OPS: FilterOp[] = ['ne', 'gt', 'gte', 'lt', 'lte', 'in'];

@@ -138,7 +138,7 @@ export class SqlReader {
  * rows as the reader sees them; sorting by one language alone would put every row
  * lacking it at the end, in id order.
  */
-export function displayedText(column: string, prefs: string[]): string {
+function displayedText(column: string, prefs: string[]): string {
   // prefs are language tags (parseAcceptLanguage and the tenant default only yield
   // [A-Za-z0-9-]); the filter keeps that true for any future caller
   const langs = prefs.map((l) => l.replace(/[^a-zA-Z0-9-]/g, '')).filter(Boolean);
@@ -147,7 +147,7 @@ export function displayedText(column: string, prefs: string[]): string {
 }
 
 /** An enum value's place among its declared values (1, 2, …; null without a value): enums sort in declaration order. */
-export function enumRank(column: string, values: string[]): string {
+function enumRank(column: string, values: string[]): string {
   // values come from a validated manifest; quoted as SQL literals all the same
   return `array_position(array[${values.map((v) => `'${v.replaceAll("'", "''")}'`).join(', ')}]::text[], ${column}::text)`;
 }

@@ -43,7 +43,7 @@ export const TRUE: Fragment = () => 'true';
 const FALSE: Fragment = () => 'false';
 
 /** The tenant's current date, in a condition of a named list filter. */
-export const TODAY = '${today}';
+const TODAY = '${today}';
 
 const cache = new WeakMap<Condition, Map<EntityModel, Fragment>>();
 

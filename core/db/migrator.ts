@@ -340,7 +340,7 @@ async function hasEntityTables(run: Run, orm: Orm, schema: string): Promise<bool
 const createScripts = new WeakMap<Orm, string[]>();
 
 /** Every table, index and key of the loaded entities in a new `schema`: known without a diff, computed once per database. */
-export function createStatements(orm: Orm, schema: string): Promise<string[]> | string[] {
+function createStatements(orm: Orm, schema: string): Promise<string[]> | string[] {
   const template = createScripts.get(orm);
   if (template) return forSchema(template, schema);
   return orm.schema.getCreateSchemaSQL({ schema: 'plinth:schema', wrap: false }).then((sql) => {

@@ -8,9 +8,9 @@ import type { FastifyInstance } from 'fastify';
 import cors from '@fastify/cors';
 
 /** Request headers a cross-origin client may send. */
-export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'If-Match', 'X-Company-Id', 'Accept-Language', 'Content-Language', 'X-Request-Id'];
+const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'If-Match', 'X-Company-Id', 'Accept-Language', 'Content-Language', 'X-Request-Id'];
 /** Response headers a cross-origin client may read beside the CORS-safelisted ones. */
-export const CORS_EXPOSED_HEADERS = ['ETag', 'Location', 'Content-Language', 'Retry-After', 'X-Request-Id'];
+const CORS_EXPOSED_HEADERS = ['ETag', 'Location', 'Content-Language', 'Retry-After', 'X-Request-Id'];
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
 // browsers cap it (Chromium at 2 hours); 10 minutes keeps a changed list from lingering
 const PREFLIGHT_MAX_AGE_SECONDS = 600;

@@ -381,7 +381,7 @@ function registerConditionList(
 }
 
 /** Methods a path lacks answer 405 with Allow, not 404 (the seed lists PUT/DELETE on collections). */
-export function registerMethodNotAllowed(app: FastifyInstance, url: string, allowed: string[]): void {
+function registerMethodNotAllowed(app: FastifyInstance, url: string, allowed: string[]): void {
   if (!allowed.length) return;
   const missing = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((m) => !allowed.includes(m));
   const allow = allowed.join(', ');

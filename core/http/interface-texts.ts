@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import type { Kernel } from '../kernel.ts';
 import { SYSTEM } from '../access/principal.ts';
 
-export const BUILT_IN_LANGUAGE = 'en';
+const BUILT_IN_LANGUAGE = 'en';
 const CONSOLE_NAMESPACE = 'console';
 const CONSOLE_TEXTS: Record<string, string> = JSON.parse(readFileSync(new URL('../console/texts.en.json', import.meta.url), 'utf8'));
 

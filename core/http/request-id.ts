@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingMessage } from 'node:http';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
-export const REQUEST_ID_HEADER = 'x-request-id';
+const REQUEST_ID_HEADER = 'x-request-id';
 
 /** Fastify's genReqId option (with requestIdHeader: false, which would take the header unchecked). */
 export function requestIdOf(req: IncomingMessage): string {

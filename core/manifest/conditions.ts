@@ -8,7 +8,7 @@ import { escapePointer } from './field-rules.ts';
 export const FIELD_OPERATORS = ['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin'] as const;
 export type FieldOperator = (typeof FIELD_OPERATORS)[number];
 /** Operators that combine conditions; $exists relates another entity's rows (see data/scope.ts). */
-export const LOGICAL_OPERATORS = ['$and', '$or', '$not', '$exists'] as const;
+const LOGICAL_OPERATORS = ['$and', '$or', '$not', '$exists'] as const;
 /** Columns every entity has beside its manifest fields (companyId: company-scoped ones). */
 export const KERNEL_FIELDS = ['id', 'createdAt', 'updatedAt', 'version'] as const;
 export type KernelField = (typeof KERNEL_FIELDS)[number] | 'companyId';

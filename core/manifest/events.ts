@@ -12,13 +12,13 @@ import { entityNoun } from './names.ts';
 export const CRUD_ACTIONS = { create: 'created', update: 'updated', delete: 'deleted' } as const;
 
 /** "QuoteLine" → "quote-line": the entity segment of an event type */
-export const eventEntity = (entity: string) => entity.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
+const eventEntity = (entity: string) => entity.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
 
 /** catalog + Product + created → "catalog.product.created" */
 export const crudEventType = (module: string, entity: string, action: (typeof CRUD_ACTIONS)[keyof typeof CRUD_ACTIONS]) => `${module}.${eventEntity(entityNoun(module, entity))}.${action}`;
 
 /** lead + "in_progress" → "crm.lead.in-progress": the event of a move into a state */
-export const stateEventType = (module: string, entity: string, state: string) =>
+const stateEventType = (module: string, entity: string, state: string) =>
   `${module}.${eventEntity(entityNoun(module, entity))}.${state
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')

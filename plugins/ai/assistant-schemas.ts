@@ -5,8 +5,8 @@ import { PRIORITIES } from './parse-priority.ts';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
-export const UserRef = Type.Object({ id: Type.String(), name: Type.String(), email: Type.String() }, { additionalProperties: false });
-export const ProjectRef = Type.Object({ id: Type.String(), key: Type.String(), name: Type.String() }, { additionalProperties: false });
+const UserRef = Type.Object({ id: Type.String(), name: Type.String(), email: Type.String() }, { additionalProperties: false });
+const ProjectRef = Type.Object({ id: Type.String(), key: Type.String(), name: Type.String() }, { additionalProperties: false });
 
 const DateValue = Type.Object({ date: Type.String({ format: 'date' }), time: Nullable(Type.String()) }, { additionalProperties: false });
 

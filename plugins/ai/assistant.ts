@@ -21,7 +21,7 @@ const Time = Type.String({ pattern: '^([01]\\d|2[0-3]):[0-5]\\d$', description: 
 const Zone = Type.String({ minLength: 1, maxLength: 64, description: "IANA time zone; default: the tenant's", examples: ['Europe/Berlin'] });
 
 /** An IANA zone the runtime knows, or a 400 naming `path`. */
-export function checkZone(zone: string | undefined, path: string, fallback: string): string {
+function checkZone(zone: string | undefined, path: string, fallback: string): string {
   if (zone === undefined) return fallback;
   try {
     new Intl.DateTimeFormat('en', { timeZone: zone });

@@ -9,7 +9,7 @@ import { handler, httpError, Type, type Authenticator, type ModuleContext, type 
 import { parseApiKey, hashSecret, sameHash, readToken, validSignature, signToken } from './client-keys.ts';
 import { touch } from './presence.ts';
 
-export const TOKEN_TTL_SECONDS = 900;
+const TOKEN_TTL_SECONDS = 900;
 export const CLIENT_CODE = 'erp:ai:client';
 
 const refused = (why: string) => httpError('UNAUTHENTICATED', why);

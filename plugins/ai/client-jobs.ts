@@ -5,7 +5,7 @@ import { etag, handler, Type } from '../../core/plugin-api.ts';
 import { claimNext, checkJsonSize, DEFAULT_LEASE_SECONDS, failTry, heldJob, jobTopic } from './jobs.ts';
 import { Id, JobQuery, Page } from './clients.ts';
 
-export const MAX_WAIT_SECONDS = 30;
+const MAX_WAIT_SECONDS = 30;
 /** a long poll looks again this often even without a wake-up (one missed while a listener reconnected) */
 const POLL_MS = 2000;
 

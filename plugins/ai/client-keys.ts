@@ -7,8 +7,8 @@
 // client's own token key, so a forged or altered token fails the signature.
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
-export const KEY_PREFIX = 'plk';
-export const TOKEN_PREFIX = 'plct';
+const KEY_PREFIX = 'plk';
+const TOKEN_PREFIX = 'plct';
 const KEY = /^plk_([a-z][a-z0-9-]{1,39})_([0-9a-f]{16})_([0-9a-f]{64})$/;
 const TOKEN = /^plct_([A-Za-z0-9_-]{1,512})\.([A-Za-z0-9_-]{43})$/;
 

@@ -10,8 +10,8 @@ import { CLIENT_CODE } from './client-auth.ts';
 import { withPresence } from './presence.ts';
 import { queueJob, settleJobsOfRevoked } from './jobs.ts';
 
-export const DEFAULT_GRACE_SECONDS = 3600;
-export const MAX_GRACE_SECONDS = 7 * 24 * 3600;
+const DEFAULT_GRACE_SECONDS = 3600;
+const MAX_GRACE_SECONDS = 7 * 24 * 3600;
 
 const Id = Type.Object({ id: Type.String({ format: 'uuid' }) }, { additionalProperties: false });
 const Client = Type.Ref('AiClient');

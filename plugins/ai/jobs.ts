@@ -11,13 +11,13 @@ export const JOB_STATES = ['queued', 'leased', 'done', 'failed', 'dead'] as cons
 const TAKEABLE = ['queued', 'failed'];
 export const DEFAULT_LEASE_SECONDS = 120;
 /** JSON text of a payload or result, at most */
-export const MAX_JSON_BYTES = 64 * 1024;
+const MAX_JSON_BYTES = 64 * 1024;
 const RETRY_BASE_SECONDS = 10;
 const RETRY_MAX_SECONDS = 3600;
 const EXPIRE_BATCH = 200;
 
 /** Seconds before the next try after `failed` failed tries. */
-export const backoffSeconds = (failed: number) => Math.min(RETRY_BASE_SECONDS * 2 ** Math.max(0, failed - 1), RETRY_MAX_SECONDS);
+const backoffSeconds = (failed: number) => Math.min(RETRY_BASE_SECONDS * 2 ** Math.max(0, failed - 1), RETRY_MAX_SECONDS);
 
 const later = (now: Date, seconds: number) => new Date(now.getTime() + seconds * 1000);
 

@@ -47,7 +47,7 @@ export function dateLanguage(tags: string[]): DateLanguage {
 const pad = (n: number, w = 2) => String(n).padStart(w, '0');
 
 /** The wall clock of `timeZone` at `at`, as its fields. */
-export function wallClock(at: Date, timeZone: string) {
+function wallClock(at: Date, timeZone: string) {
   const parts = Object.fromEntries(
     new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' })
       .formatToParts(at)

@@ -34,7 +34,7 @@ export interface ProjectRef {
 export type Resolution<T> = { status: 'matched'; match: T; alternatives: T[] } | { status: 'ambiguous'; match: null; alternatives: T[] } | { status: 'unknown'; match: null; alternatives: T[] };
 
 /** Lower case, without accents, separators as spaces: "Jörg_Müller" and "jorg muller" compare equal. */
-export const fold = (s: string) =>
+const fold = (s: string) =>
   s
     .normalize('NFD')
     .replace(/\p{M}/gu, '')

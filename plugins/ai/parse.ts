@@ -38,7 +38,7 @@ function leadStart(text: string, start: number, leads: string[]): number {
 }
 
 /** The text without the given ranges, tidied: spaces collapsed, stray punctuation gone, first letter upper-case. */
-export function tidyTitle(text: string, cut: { start: number; end: number }[]): string {
+function tidyTitle(text: string, cut: { start: number; end: number }[]): string {
   const sorted = [...cut].sort((a, b) => a.start - b.start);
   let out = '';
   let at = 0;

@@ -12,7 +12,7 @@ export const OFFLINE_AFTER_MS = 15 * 60_000;
 const TOUCH_EVERY_MS = 5_000;
 const SWEEP_BATCH = 200;
 
-export function isOnline(lastSeenAt: unknown, now: Date): boolean {
+function isOnline(lastSeenAt: unknown, now: Date): boolean {
   if (typeof lastSeenAt !== 'string') return false;
   return now.getTime() - new Date(lastSeenAt).getTime() < OFFLINE_AFTER_MS;
 }
@@ -41,7 +41,7 @@ export async function touch(sys: ModuleContext, client: Row, now: Date): Promise
 }
 
 /** Records a client as offline (inside a transaction holding its row) and releases its leased jobs. */
-export async function goOffline(tx: ModuleContext, client: Row, now: Date): Promise<void> {
+async function goOffline(tx: ModuleContext, client: Row, now: Date): Promise<void> {
   const released = await releaseJobsOf(tx, client.id, now, 'the client went offline');
   await tx.data('AiClient').update(client.id, {}, { set: { presence: 'offline' } });
   await tx.emit('ai.client.offline', { entityId: client.id, payload: { clientId: client.id, lastSeenAt: client.lastSeenAt ?? null, releasedJobs: released } });

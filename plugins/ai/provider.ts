@@ -12,7 +12,7 @@ export class ProviderFailure extends Error {}
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
 
 /** What the model must answer: the same fields as the offline parser, names as written in the text. */
-export const ProviderAnswer = Type.Object(
+const ProviderAnswer = Type.Object(
   {
     title: Type.String({ minLength: 1, maxLength: 500 }),
     dueDate: Nullable(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$' })),

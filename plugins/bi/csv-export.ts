@@ -21,7 +21,7 @@ function cell(value: Cell, numeric: boolean): string {
 }
 
 /** The answer of a query as CSV text. */
-export function toCsv(result: { columns: { name: string; type: string }[]; rows: Record<string, Cell>[] }): string {
+function toCsv(result: { columns: { name: string; type: string }[]; rows: Record<string, Cell>[] }): string {
   const lines = [result.columns.map((c) => cell(c.name, false)).join(',')];
   for (const row of result.rows) lines.push(result.columns.map((c) => cell(row[c.name], NUMERIC_TYPES.has(c.type))).join(','));
   return `${lines.join('\r\n')}\r\n`;

@@ -9,7 +9,7 @@
 // checked as a whole, since widgets may overlap while they move one by one.
 import { handler, httpError, Type, validationError, type EntityHooks, type ModuleContext, type Row } from '../../core/plugin-api.ts';
 
-export const COLUMNS = 12;
+const COLUMNS = 12;
 const LAYOUT = 'bi:layout';
 
 interface Box {

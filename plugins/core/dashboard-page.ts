@@ -22,7 +22,7 @@ const recent = async (api: PageApi, url: string) => {
 };
 
 /** 1536 → "1.5 KiB"; less than a KiB is `inBytes`' text in the user's language ("512 bytes") */
-export function formatBytes(bytes: number, inBytes: (count: number) => string): string {
+function formatBytes(bytes: number, inBytes: (count: number) => string): string {
   if (bytes < 1024) return inBytes(bytes);
   const units = ['KiB', 'MiB', 'GiB', 'TiB'];
   let value = bytes / 1024;

@@ -7,7 +7,7 @@ import { handler, httpError, Type, type Row } from '../../core/plugin-api.ts';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
 
-export const ConvertLeadSchemas = {
+const ConvertLeadSchemas = {
   params: Type.Object({ id: Type.String({ format: 'uuid' }) }, { additionalProperties: false }),
   body: Type.Object(
     {

@@ -11,7 +11,7 @@ import { readersOf, taskOf } from './watchers.ts';
 const MENTION = /(?<![\p{L}\p{N}_.@-])@([\p{L}\p{N}_][\p{L}\p{N}_.-]*)/gu;
 
 /** The lower-case `@name` tokens of a markdown text (trailing dots and dashes are punctuation). */
-export function mentionTokens(body: string): Set<string> {
+function mentionTokens(body: string): Set<string> {
   return new Set([...body.matchAll(MENTION)].map((m) => m[1].replace(/[.-]+$/, '').toLowerCase()).filter(Boolean));
 }
 
@@ -23,7 +23,7 @@ function namesOf(user: Row): string[] {
 }
 
 /** Ids of the users a text mentions among those who can read the task; unknown mentions stay plain text. */
-export async function resolveMentions(ctx: ModuleContext, task: Row, body: string): Promise<string[]> {
+async function resolveMentions(ctx: ModuleContext, task: Row, body: string): Promise<string[]> {
   const tokens = mentionTokens(body);
   if (!tokens.size) return [];
   const readers = [...(await readersOf(ctx, task))];

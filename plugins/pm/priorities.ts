@@ -1,7 +1,7 @@
 // GET /api/pm/priorities: the task priorities in rank order, as a list page.
 import { handler, Type } from '../../core/plugin-api.ts';
 
-export const PRIORITIES = [
+const PRIORITIES = [
   { id: 'low', name: 'Low', rank: 1 },
   { id: 'normal', name: 'Normal', rank: 2 },
   { id: 'high', name: 'High', rank: 3 },

@@ -3,7 +3,7 @@
 // everything in it read-only (rules.ts) and hides it from default lists
 // (manifest listDefaults).
 import { etag, handler, httpError, Type, type EntityHooks } from '../../core/plugin-api.ts';
-import { assertProjectOpen, unprocessable } from './rules.ts';
+import { unprocessable } from './rules.ts';
 
 /** The flow a new project starts with (and the tenant's default flow, for personal tasks). */
 export const DEFAULT_FLOW = [
@@ -52,5 +52,3 @@ function archiving(archived: boolean) {
 
 export const archiveProject = archiving(true);
 export const unarchiveProject = archiving(false);
-
-export { assertProjectOpen };

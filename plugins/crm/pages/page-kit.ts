@@ -19,7 +19,7 @@ export function addTo(sums: Money, currency: string, amount: bigint): void {
 }
 
 /** 123450n, "EUR" → "€1,234.50" (an unknown code: "1,234.50 XYZ") */
-export function formatMoney(amount: bigint, currency: string): string {
+function formatMoney(amount: bigint, currency: string): string {
   const value = Number(amount) / 100;
   try {
     return new Intl.NumberFormat('en', { style: 'currency', currency }).format(value);

@@ -7,7 +7,7 @@ import { problemText, type PageApi } from '../../../core/plugin-api.ts';
 import { humanize, userNames } from './page-kit.ts';
 
 /** rows shown; the activity log has the rest */
-export const ACTIVITY_ROWS = 15;
+const ACTIVITY_ROWS = 15;
 const LONG = 80;
 const PEOPLE = new Set(['assigneeId', 'reporterId', 'leadId', 'userId', 'authorId', 'uploaderId']);
 const QUIET = new Set(['description', 'body', 'mentions']);

@@ -7,7 +7,7 @@ import { apiAs, expectStatus, type Api } from '../core/core-api.ts';
 
 export { expectProblem, expectStatus, UNKNOWN_ID } from '../core/core-api.ts';
 
-export const AI_USER = ['erp:ai:view', 'erp:pm:view'];
+const AI_USER = ['erp:ai:view', 'erp:pm:view'];
 
 export interface Person {
   id: string;
@@ -18,7 +18,7 @@ export interface Person {
 }
 
 const PEOPLE = ['Maria Rossi', 'Mario Bianchi', 'Hans Müller', 'Anna Keller', 'Anna Schmidt', 'Jörg Weber', 'Li Wei'];
-export const PROJECTS = [
+const PROJECTS = [
   { key: 'WEB', name: 'Website relaunch' },
   { key: 'API', name: 'Public API' },
   { key: 'MOB', name: 'Mobile app' },

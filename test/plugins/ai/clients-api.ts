@@ -10,7 +10,7 @@ interface Teardown {
   teardown(fn: () => unknown): void;
 }
 
-export const START = new Date('2030-01-07T09:00:00.000Z');
+const START = new Date('2030-01-07T09:00:00.000Z');
 export const MINUTE = 60_000;
 
 export interface ClientsWorld {

@@ -6,7 +6,7 @@ import { apiAs, expectStatus, type Api } from '../core/core-api.ts';
 export { expectProblem, expectStatus, UNKNOWN_ID } from '../core/core-api.ts';
 
 /** erp:pm:view alone: its grants include the user directory (name, e-mail) for members and assignees. */
-export const PM_USER = ['erp:pm:view'];
+const PM_USER = ['erp:pm:view'];
 export const PM_ADMIN = ['erp:pm:admin'];
 export const ROLES = ['owner', 'manager', 'member', 'viewer'] as const;
 export type Role = (typeof ROLES)[number];
@@ -18,7 +18,7 @@ export interface PmUser {
 }
 
 let seq = 0;
-export const nextKey = (prefix = 'P') => `${prefix}${++seq}${Math.floor(Math.random() * 1e5)}`.slice(0, 10);
+const nextKey = (prefix = 'P') => `${prefix}${++seq}${Math.floor(Math.random() * 1e5)}`.slice(0, 10);
 
 export function pmApi(ctx: TestContext, tenant: TestTenant) {
   const user = async (codes = PM_USER): Promise<PmUser> => {
