@@ -38,8 +38,6 @@ export interface Config {
    */
   dbConnectionMaxUses: number;
   dbConnectionMaxAgeSeconds: number;
-  /** a tenant's statements prefer one pooled connection, so each PostgreSQL backend serves a share of the tenants (DB_TENANT_AFFINITY; db/tenant-affinity.ts); off until measured on a quiet machine */
-  dbTenantAffinity: boolean;
   /** where a tenant provisioned without a connection key goes (TENANT_PLACEMENT): "main", or "fewest" (the database holding the fewest tenants) */
   tenantPlacement: 'main' | 'fewest';
   /** tenant schemas migrated at once (MIGRATE_CONCURRENCY); never more than half the pool (tenancy/migrate-tenants.ts) */
@@ -232,7 +230,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbAcquireTimeoutMs: int(env.DB_ACQUIRE_TIMEOUT_MS, 5000),
     dbConnectionMaxUses: Math.max(1, int(env.DB_CONNECTION_MAX_USES, 10_000)),
     dbConnectionMaxAgeSeconds: Math.max(0, int(env.DB_CONNECTION_MAX_AGE_SECONDS, 1800)),
-    dbTenantAffinity: env.DB_TENANT_AFFINITY === 'true',
     tenantPlacement: placement(env.TENANT_PLACEMENT),
     migrateConcurrency: Math.max(1, int(env.MIGRATE_CONCURRENCY, 4)),
     provisionSpares: Math.min(50, Math.max(0, int(env.PROVISION_SPARES, 2))),

@@ -9,7 +9,6 @@ import type { EntitySchema } from '@mikro-orm/core';
 import type { Config } from '../config.ts';
 import { VERSION_TABLE } from './schema-versions.ts';
 import { guardPool, poolStats, type PoolStats } from './pool-guard.ts';
-import { affinePool, type AffinityStats } from './tenant-affinity.ts';
 
 type PgPool = Parameters<typeof guardPool>[0] & Parameters<typeof poolStats>[0];
 
@@ -19,8 +18,6 @@ export class Databases {
   readonly orms = new Map<string, Orm>();
   readonly #pools = new Map<string, PgPool>();
   readonly embedded: boolean;
-  /** how often a tenant's statement got its home connection (db/tenant-affinity.ts), over every pool */
-  readonly affinity: AffinityStats = { tagged: 0, home: 0 };
   #config: Config;
   #entities: EntitySchema[];
 
@@ -83,7 +80,6 @@ export class Databases {
         fallback_application_name: 'plinth',
         onPoolCreated: (pool: PgPool) => {
           guardPool(pool);
-          if (this.#config.dbTenantAffinity) affinePool(pool, this.affinity);
           this.#pools.set(key, pool);
         },
       };

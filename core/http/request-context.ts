@@ -1,7 +1,6 @@
 // Every step of an authenticated request, in order, in one place:
 //   authenticate (a user's token, or a module authenticator's credentials) → tenant
 //   → (requireRole → requireAdmin) → company → ability → forked EntityManager
-//   → (preHandler) the tenant's home pooled connection, preferred by its statements
 // A route says what it needs in config.access; handlers then find request.principal
 // (and request.caller for users), request.tenant, request.companyId, request.ability
 // and request.em ready. Work without a request gets the same from kernel.contextFor().
@@ -17,7 +16,6 @@ import { httpError } from '../errors.ts';
 import { SYSTEM, type Principal } from '../access/principal.ts';
 import type { Authentication } from '../context/authenticators.ts';
 import { UUID } from '../ids.ts';
-import { enterTenant } from '../db/tenant-affinity.ts';
 
 export interface RouteAccess {
   /** public: no token; user: any tenant's user; platform: platform operators only; module: a plugin's authenticator */
@@ -77,15 +75,6 @@ export function installRequestContext(app: FastifyInstance, kernel: Kernel, toke
     request.principal = who.principal; // known from here on, so even a refused request logs its tenant and user
     await enter(request, access, who);
   });
-
-  // 6. the tenant's statements prefer its home pooled connection (db/tenant-affinity.ts). A callback hook, not an
-  // async one: the handler is called from inside it, so it and every statement it awaits run in what it entered
-  if (kernel.config.dbTenantAffinity) {
-    app.addHook('preHandler', (request, _reply, done) => {
-      if (request.tenant) enterTenant(request.tenant.schema);
-      done();
-    });
-  }
 
   function byToken(request: FastifyRequest): Authentication {
     const claims = authenticate(request, tokens);
