@@ -27,11 +27,14 @@ function* causes(err: unknown): Generator<ErrorLike> {
 
 const codeOf = (e: ErrorLike) => (typeof e.sqlState === 'string' ? e.sqlState : typeof e.code === 'string' ? e.code : '');
 
-/** The SQLSTATE of a database error, wherever in its causes the driver put it. */
-export function sqlStateOf(err: unknown): string | undefined {
-  for (const e of causes(err)) if (/^[0-9A-Z]{5}$/.test(codeOf(e))) return codeOf(e);
+/** The error among err and its causes that carries PostgreSQL's SQLSTATE (and its detail), with that state. */
+export function databaseErrorOf(err: unknown): { state: string; error: ErrorLike & { detail?: unknown } } | undefined {
+  for (const e of causes(err)) if (/^[0-9A-Z]{5}$/.test(codeOf(e)) && !NETWORK_CODES.has(codeOf(e))) return { state: codeOf(e), error: e };
   return undefined;
 }
+
+/** The SQLSTATE of a database error, wherever in its causes the driver put it. */
+export const sqlStateOf = (err: unknown): string | undefined => databaseErrorOf(err)?.state;
 
 export function isDatabaseUnavailable(err: unknown): boolean {
   for (const e of causes(err)) {

@@ -4,7 +4,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { ERRORS, titleOf, type ErrorCode, type FieldError } from '../errors.ts';
-import { isDatabaseUnavailable, RETRY_AFTER_SECONDS } from '../db/failures.ts';
+import { databaseErrorOf, isDatabaseUnavailable, RETRY_AFTER_SECONDS } from '../db/failures.ts';
 import { RESPONSE_HEADERS } from './headers.ts';
 import { uniqueViolationFields } from '../db/unique-violation.ts';
 import { fieldErrors } from './validation-messages.ts';
@@ -105,10 +105,10 @@ function uniqueClash(err: { detail?: unknown }): Mapped {
   };
 }
 
-function fromDatabase(err: Error & { code?: string; sqlState?: string; detail?: unknown }): Mapped | undefined {
-  const state = err.sqlState ?? (typeof err.code === 'string' && /^[0-9A-Z]{5}$/.test(err.code) ? err.code : undefined);
-  if (state === '23505') return uniqueClash(err);
-  if (state && BY_SQLSTATE[state]) return BY_SQLSTATE[state];
+function fromDatabase(err: Error): Mapped | undefined {
+  const db = databaseErrorOf(err); // MikroORM's wrapper or a module's own may hold the driver's error as its cause
+  if (db?.state === '23505') return uniqueClash(db.error);
+  if (db && BY_SQLSTATE[db.state]) return BY_SQLSTATE[db.state];
   if (err.name === 'OptimisticLockError') return { code: 'CONFLICT', detail: 'the row was changed by someone else meanwhile; reload it and try again' };
   return undefined;
 }

@@ -27,3 +27,21 @@ t.test('the SQLSTATE of an error, wherever in its causes', async (t) => {
   t.equal(sqlStateOf(new Error('plain')), undefined);
   t.equal(sqlStateOf(undefined), undefined);
 });
+
+t.test('a constraint violation maps to its problem wherever in the causes the driver put it', async (t) => {
+  const clash = Object.assign(pgError('23505', 'duplicate key value violates unique constraint'), { detail: 'Key (company_id, sku)=(c1, X-1) already exists.' });
+  for (const [label, err] of [
+    ['the driver error itself', clash],
+    ['wrapped by a module', new Error('could not save', { cause: clash })],
+    ['wrapped twice', new Error('outer', { cause: new Error('inner', { cause: clash }) })],
+  ] as const) {
+    const m = mapError(err as never);
+    t.equal(m.code, 'CONFLICT', label);
+    t.same(m.errors, [{ path: '/sku', message: 'is already used by another row' }], `${label}: names the field, not the company or the value`);
+  }
+  t.equal(mapError(new Error('wrapped', { cause: pgError('23503') }) as never).code, 'CONFLICT', 'a foreign key violation under a wrapper');
+  t.equal(mapError(new Error('wrapped', { cause: pgError('22003') }) as never).code, 'VALIDATION_FAILED', 'a number out of range under a wrapper');
+  t.equal(mapError(new Error('wrapped', { cause: pgError('42P01') }) as never).code, 'INTERNAL', 'a state no request causes stays internal');
+  t.equal(sqlStateOf(pgError('EPIPE')), undefined, 'a five-letter network code is no SQLSTATE either');
+  t.equal(mapError(pgError('EPIPE') as never).code, 'DATABASE_UNAVAILABLE');
+});
