@@ -38,6 +38,8 @@ export interface Config {
    */
   dbConnectionMaxUses: number;
   dbConnectionMaxAgeSeconds: number;
+  /** ms a tenant's statement waits for its own lane's connection while another is free (DB_LANE_WAIT_MS; db/lane-pool.ts) */
+  dbLaneWaitMs: number;
   /** where a tenant provisioned without a connection key goes (TENANT_PLACEMENT): "main", or "fewest" (the database holding the fewest tenants) */
   tenantPlacement: 'main' | 'fewest';
   /** tenant schemas migrated at once (MIGRATE_CONCURRENCY); never more than half the pool (tenancy/migrate-tenants.ts) */
@@ -230,6 +232,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbAcquireTimeoutMs: int(env.DB_ACQUIRE_TIMEOUT_MS, 5000),
     dbConnectionMaxUses: Math.max(1, int(env.DB_CONNECTION_MAX_USES, 10_000)),
     dbConnectionMaxAgeSeconds: Math.max(0, int(env.DB_CONNECTION_MAX_AGE_SECONDS, 1800)),
+    dbLaneWaitMs: Math.max(0, int(env.DB_LANE_WAIT_MS, 2)),
     tenantPlacement: placement(env.TENANT_PLACEMENT),
     migrateConcurrency: Math.max(1, int(env.MIGRATE_CONCURRENCY, 4)),
     provisionSpares: Math.min(50, Math.max(0, int(env.PROVISION_SPARES, 2))),

@@ -24,6 +24,7 @@ import { numberRow } from '../data/sequence.ts';
 import { v7 as uuidv7 } from 'uuid';
 import { readColumns, readableColumn, writeFieldFlags } from '../data/field-access.ts';
 import type { Principal } from '../access/principal.ts';
+import { onLane } from '../db/lane-pool.ts';
 import type { Outbox } from '../data/outbox.ts';
 import { CRUD_ACTIONS, crudEventType } from '../manifest/events.ts';
 import type { DataChanges } from '../data/changes.ts';
@@ -95,7 +96,7 @@ export async function inTransaction<T>(ctx: CrudContext, fn: (tx: CrudContext) =
   // begin and commit on the connection, without em.transactional's unit-of-work flush: writes are
   // SQL (data/table.ts); an EntityManager bound to the transaction still serves kernel code using one
   const connection = ctx.em.getConnection();
-  const trx = await connection.begin();
+  const trx = await onLane(ctx.em.schema, () => connection.begin());
   let result: T;
   try {
     const em = ctx.em.fork();

@@ -5,6 +5,7 @@ import { CompiledQuery } from 'kysely';
 import type { EntityManager } from '@mikro-orm/core';
 import type { CallerValues } from '../access/permission-catalog.ts';
 import type { Principal } from '../access/principal.ts';
+import { onLane } from '../db/lane-pool.ts';
 
 export type Row = Record<string, any>;
 
@@ -56,11 +57,11 @@ interface Executor {
   executeQuery(query: CompiledQuery): Promise<{ rows: Row[]; numAffectedRows?: bigint }>;
 }
 
-/** The connection a statement on `em` runs on: its open transaction, else the pool. */
-function executor(em: EntityManager): Executor {
-  return (em.getTransactionContext() as Executor | undefined) ?? (em.getConnection() as unknown as { getClient(): Executor }).getClient();
-}
-
+/** A statement on `em`: in its open transaction, else on a pooled connection of its tenant's lane (db/lane-pool.ts). */
 export async function run(em: EntityManager, sql: string, params: unknown[]): Promise<Row[]> {
-  return (await executor(em).executeQuery(CompiledQuery.raw(sql, params))).rows;
+  const query = CompiledQuery.raw(sql, params);
+  const trx = em.getTransactionContext() as Executor | undefined;
+  if (trx) return (await trx.executeQuery(query)).rows;
+  const client = (em.getConnection() as unknown as { getClient(): Executor }).getClient();
+  return (await onLane(em.schema, () => client.executeQuery(query))).rows;
 }

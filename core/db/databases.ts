@@ -3,20 +3,21 @@
 // Requests never use these directly: they get a fork for their tenant's schema.
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { MikroORM } from '@mikro-orm/postgresql';
+import { MikroORM, createPostgreSqlTypeParsers } from '@mikro-orm/postgresql';
 import { PgliteDriver } from '@mikro-orm/pglite';
 import type { EntitySchema } from '@mikro-orm/core';
+import { PostgresDialect, type PostgresPool } from 'kysely';
 import type { Config } from '../config.ts';
 import { VERSION_TABLE } from './schema-versions.ts';
 import { guardPool, poolStats, type PoolStats } from './pool-guard.ts';
-
-type PgPool = Parameters<typeof guardPool>[0] & Parameters<typeof poolStats>[0];
+import { LanePool } from './lane-pool.ts';
+import pg, { TEXT_ARRAY_OID, type LanePgClient } from './pg.ts';
 
 export type Orm = MikroORM;
 
 export class Databases {
   readonly orms = new Map<string, Orm>();
-  readonly #pools = new Map<string, PgPool>();
+  readonly #pools = new Map<string, LanePool<LanePgClient>>();
   readonly embedded: boolean;
   #config: Config;
   #entities: EntitySchema[];
@@ -71,19 +72,10 @@ export class Databases {
     };
     const url = this.#config.databases[key];
     if (url) {
-      const driverOptions = {
-        connectionTimeoutMillis: this.#config.dbAcquireTimeoutMs,
-        // recycled: a backend's catalog cache grows with every tenant table it touches and never shrinks
-        maxUses: this.#config.dbConnectionMaxUses,
-        maxLifetimeSeconds: this.#config.dbConnectionMaxAgeSeconds,
-        // how operators tell Plinth's backends apart in pg_stat_activity; PGAPPNAME names them otherwise
-        fallback_application_name: 'plinth',
-        onPoolCreated: (pool: PgPool) => {
-          guardPool(pool);
-          this.#pools.set(key, pool);
-        },
-      };
-      return MikroORM.init({ ...common, clientUrl: url, driverOptions } as never);
+      const pool = openLanePool(url, this.#config);
+      this.#pools.set(key, pool);
+      // the dialect is ours, so the pool is: one connection per lane (db/lane-pool.ts)
+      return MikroORM.init({ ...common, clientUrl: url, driverOptions: () => new PostgresDialect({ pool: pool as unknown as PostgresPool }) } as never);
     }
     const dir = this.#config.pgliteInMemory ? 'memory://' : join(this.#config.dataDir, 'pglite');
     if (dir !== 'memory://') mkdirSync(dir, { recursive: true });
@@ -100,4 +92,33 @@ export class Databases {
     this.orms.clear();
     this.#pools.clear();
   }
+}
+
+type LaneConfig = Pick<Config, 'poolSize' | 'dbAcquireTimeoutMs' | 'dbConnectionMaxUses' | 'dbConnectionMaxAgeSeconds' | 'dbLaneWaitMs'>;
+
+/** DB_POOL_SIZE lanes of one connection each, with what MikroORM gives the pool it would make itself. */
+export function openLanePool(url: string, config: LaneConfig): LanePool<LanePgClient> {
+  const types = new pg.TypeOverrides();
+  for (const [oid, parse] of Object.entries(createPostgreSqlTypeParsers(pg.types.getTypeParser(TEXT_ARRAY_OID)))) types.setTypeParser(Number(oid), parse);
+  const lanes = Array.from({ length: Math.max(1, config.poolSize) }, () => {
+    const lane = new pg.Pool({
+      connectionString: url,
+      min: 0,
+      max: 1,
+      types,
+      connectionTimeoutMillis: config.dbAcquireTimeoutMs,
+      // recycled: a backend's catalog cache grows with every tenant table it touches and never shrinks
+      maxUses: config.dbConnectionMaxUses,
+      maxLifetimeSeconds: config.dbConnectionMaxAgeSeconds,
+      // how operators tell Plinth's backends apart in pg_stat_activity; PGAPPNAME names them otherwise
+      fallback_application_name: 'plinth',
+    });
+    guardPool(lane);
+    // a connection dropped by the server emits 'error': on the client while checked out, on the
+    // pool while idle; unheard, either ends the process. The query in flight rejects on its own.
+    lane.on('connect', (client) => client.on('error', () => {}));
+    lane.on('error', () => {});
+    return lane;
+  });
+  return new LanePool(lanes, { patienceMs: config.dbLaneWaitMs, acquireTimeoutMs: config.dbAcquireTimeoutMs });
 }

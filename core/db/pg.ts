@@ -17,6 +17,37 @@ export interface Pool {
   end(): Promise<void>;
   on(event: 'error', fn: (err: Error) => void): void;
 }
+/** text[]: its parser gives the elements as PostgreSQL sent them */
+export const TEXT_ARRAY_OID = 1009;
+
+/** A pooled client as the lanes (db/lane-pool.ts) and the pool guard (db/pool-guard.ts) see it. */
+export interface LanePgClient {
+  release(err?: Error | boolean): void;
+  on(event: 'error', fn: (err: Error) => void): void;
+  once(event: 'end', fn: () => void): void;
+  off(event: 'end', fn: () => void): void;
+}
+/** A pg.Pool of one connection: a lane. */
+export interface LanePgPool {
+  connect(): Promise<LanePgClient>;
+  end(): Promise<void>;
+  readonly totalCount: number;
+  readonly idleCount: number;
+  readonly options: object;
+  on(event: 'connect' | 'acquire', fn: (client: LanePgClient) => void): void;
+  on(event: 'release', fn: (err: unknown, client: LanePgClient) => void): void;
+  on(event: 'error', fn: (err: Error) => void): void;
+}
+export interface LanePgPoolOptions {
+  connectionString: string;
+  min: number;
+  max: number;
+  types: TypeOverrides;
+  connectionTimeoutMillis: number;
+  maxUses: number;
+  maxLifetimeSeconds: number;
+  fallback_application_name: string;
+}
 export interface TypeOverrides {
   setTypeParser(oid: number, parse: (text: string) => unknown): void;
 }
@@ -36,8 +67,9 @@ export interface Client {
 
 interface PgModule {
   Client: (new (o: { connectionString: string; connectionTimeoutMillis?: number }) => Client) & { prototype: { query: (...args: unknown[]) => unknown } };
-  Pool: new (o: { connectionString?: string; max: number; min: number; types: TypeOverrides }) => Pool;
+  Pool: (new (o: { connectionString?: string; max: number; min: number; types: TypeOverrides }) => Pool) & (new (o: LanePgPoolOptions) => LanePgPool);
   TypeOverrides: new () => TypeOverrides;
+  types: { getTypeParser(oid: typeof TEXT_ARRAY_OID): (text: string) => string[] };
   escapeLiteral(s: string): string;
 }
 

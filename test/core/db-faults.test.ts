@@ -71,9 +71,9 @@ if (onPglite) {
   });
 
   t.test('a request waiting for a connection gives up with 503 instead of hanging', async (t) => {
-    const em = ctx.kernel.dbs.main.em.getConnection();
-    const client = await (em as unknown as { getNativeClient(): Promise<{ connect(): Promise<{ release(): void }> }> }).getNativeClient();
-    const held = await Promise.all(Array.from({ length: POOL }, () => client.connect()));
+    // every pooled connection held by an open transaction
+    const connection = ctx.kernel.dbs.main.em.getConnection();
+    const held = await Promise.all(Array.from({ length: POOL }, () => connection.begin()));
     try {
       const res = await within(api('GET', '/api/products'), 10_000);
       t.not(res, 'timeout');
@@ -82,7 +82,7 @@ if (onPglite) {
         t.equal(res.json().code, 'DATABASE_UNAVAILABLE');
       }
     } finally {
-      for (const c of held) c.release();
+      for (const trx of held) await connection.rollback(trx);
     }
     t.equal((await api('GET', '/api/products')).statusCode, 200, 'served again once connections are free');
   });

@@ -1,0 +1,203 @@
+// Pooled connections routed by tenant ("lanes"): one connection per lane, and a
+// tenant's statements go to its home lane (its schema's hash) when they can.
+//
+// Why: PostgreSQL builds a backend's relation-cache entries for a table and its
+// indexes the first time that backend plans a statement on it, and keeps them
+// until the backend ends. With 10,000 tenants, a pool whose backends each meet
+// every tenant spends most of its CPU building those entries (README, "Tenancy at
+// scale"); a lane's backend meets a pool-size share of the tenants and stays warm.
+//
+// Routing never idles a connection a caller could use:
+// - a tenant takes its home lane when it is free;
+// - when the home is busy and another lane is free, the caller waits for its home
+//   at most `patienceMs` (a warm backend's statement takes a fraction of that),
+//   unless someone already waits there: then it takes the free lane at once, so
+//   one busy tenant still gets the whole pool;
+// - a lane that frees serves its own waiters first, then the oldest waiter of any
+//   lane that is no longer patient; work with no tenant takes any free lane.
+// Each lane is a pg.Pool of one connection: connecting, recycling (DB_CONNECTION_MAX_USES,
+// DB_CONNECTION_MAX_AGE_SECONDS) and discarding broken connections stay pg-pool's.
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+const routing = new AsyncLocalStorage<string>();
+
+/** Runs fn with the pool checkouts it makes routed by `key` (a tenant's schema); no key, no routing. */
+export function onLane<T>(key: string | undefined, fn: () => T): T {
+  return key === undefined || routing.getStore() === key ? fn() : routing.run(key, fn);
+}
+
+export interface LaneClient {
+  release(err?: Error | boolean): void;
+}
+
+/** A pg.Pool of one connection, as far as the lanes use it. */
+export interface Lane<C extends LaneClient> {
+  connect(): Promise<C>;
+  end(): Promise<void>;
+  readonly totalCount: number;
+  readonly idleCount: number;
+  readonly options: object;
+}
+
+interface Waiter<C> {
+  /** arrival order: a lane that frees serves the oldest waiter it may take */
+  seq: number;
+  home: number;
+  /** waiting for its home lane only, until this timer ends */
+  patience: ReturnType<typeof setTimeout> | undefined;
+  deadline: ReturnType<typeof setTimeout> | undefined;
+  resolve(client: C): void;
+  reject(err: Error): void;
+}
+
+/** FNV-1a: a schema name to a lane, the same in every process. */
+export function laneOf(key: string, lanes: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  return (h >>> 0) % lanes;
+}
+
+export class LanePool<C extends LaneClient> {
+  readonly #lanes: Lane<C>[];
+  readonly #busy: boolean[];
+  /** waiters per home lane; index `lanes.length` holds the waiters with no tenant */
+  readonly #queues: Waiter<C>[][];
+  readonly #patienceMs: number;
+  readonly #acquireTimeoutMs: number;
+  #seq = 0;
+  #waiting = 0;
+  #ended = false;
+  /** checkouts served by their home lane and by another (tenant work only) */
+  readonly routed = { home: 0, other: 0 };
+
+  constructor(lanes: Lane<C>[], opts: { patienceMs: number; acquireTimeoutMs: number }) {
+    if (lanes.length === 0) throw new Error('a lane pool needs at least one lane');
+    this.#lanes = lanes;
+    this.#busy = lanes.map(() => false);
+    this.#queues = [...lanes, null].map(() => []);
+    this.#patienceMs = opts.patienceMs;
+    this.#acquireTimeoutMs = opts.acquireTimeoutMs;
+  }
+
+  /** what kysely passes on to the connections it makes (query cancellation) */
+  get options(): object {
+    return this.#lanes[0].options;
+  }
+
+  connect(): Promise<C> {
+    if (this.#ended) return Promise.reject(new Error('Cannot use a pool after calling end on the pool'));
+    const key = routing.getStore();
+    const n = this.#lanes.length;
+    const home = key === undefined ? n : laneOf(key, n);
+    if (home < n && !this.#busy[home]) return this.#take(home, home);
+    const free = this.#freeLane(home);
+    if (free >= 0 && (home === n || this.#queues[home].length > 0)) return this.#take(free, home);
+    return new Promise<C>((resolve, reject) => {
+      const w: Waiter<C> = { seq: this.#seq++, home, patience: undefined, deadline: undefined, resolve, reject };
+      if (free >= 0) w.patience = setTimeout(() => this.#impatient(w), this.#patienceMs);
+      if (this.#acquireTimeoutMs > 0) {
+        w.deadline = setTimeout(() => {
+          this.#dequeue(w);
+          reject(new Error('timeout exceeded when trying to connect'));
+        }, this.#acquireTimeoutMs);
+      }
+      this.#queues[home].push(w);
+      this.#waiting++;
+    });
+  }
+
+  get totalCount(): number {
+    return this.#lanes.reduce((s, l) => s + l.totalCount, 0);
+  }
+  get idleCount(): number {
+    return this.#lanes.reduce((s, l) => s + l.idleCount, 0);
+  }
+  get waitingCount(): number {
+    return this.#waiting;
+  }
+
+  async end(): Promise<void> {
+    this.#ended = true;
+    for (const queue of this.#queues) {
+      for (const w of [...queue]) {
+        this.#dequeue(w);
+        w.reject(new Error('Cannot use a pool after calling end on the pool'));
+      }
+    }
+    await Promise.all(this.#lanes.map((l) => l.end()));
+  }
+
+  /** a free lane, searched from the one after `home`: a tenant's overflow keeps to the same few backends */
+  #freeLane(home: number): number {
+    const n = this.#lanes.length;
+    for (let i = 1; i <= n; i++) {
+      const lane = (home + i) % n;
+      if (!this.#busy[lane]) return lane;
+    }
+    return -1;
+  }
+
+  #take(lane: number, home: number): Promise<C> {
+    this.#busy[lane] = true;
+    if (home < this.#lanes.length) this.routed[lane === home ? 'home' : 'other']++;
+    return this.#lanes[lane].connect().then(
+      (client) => {
+        const release = client.release;
+        let released = false;
+        client.release = (err) => {
+          if (released) return;
+          released = true;
+          release.call(client, err);
+          this.#freed(lane);
+        };
+        return client;
+      },
+      (err: Error) => {
+        this.#freed(lane);
+        throw err;
+      },
+    );
+  }
+
+  #freed(lane: number): void {
+    this.#busy[lane] = false;
+    const w = this.#queues[lane][0] ?? this.#oldestTakeable();
+    if (!w) return;
+    this.#dequeue(w);
+    this.#take(lane, w.home).then(w.resolve, w.reject);
+  }
+
+  /** the oldest waiter, of any lane or none, that no longer waits for its home only */
+  #oldestTakeable(): Waiter<C> | undefined {
+    if (this.#waiting === 0) return undefined;
+    let best: Waiter<C> | undefined;
+    for (const queue of this.#queues) {
+      for (const w of queue) {
+        if (w.patience !== undefined) continue;
+        if (!best || w.seq < best.seq) best = w;
+        break;
+      }
+    }
+    return best;
+  }
+
+  /** patience over: a free lane now, else the first lane that frees */
+  #impatient(w: Waiter<C>): void {
+    w.patience = undefined;
+    const free = this.#freeLane(w.home);
+    if (free < 0) return;
+    this.#dequeue(w);
+    this.#take(free, w.home).then(w.resolve, w.reject);
+  }
+
+  #dequeue(w: Waiter<C>): void {
+    const queue = this.#queues[w.home];
+    const at = queue.indexOf(w);
+    if (at < 0) return;
+    queue.splice(at, 1);
+    this.#waiting--;
+    clearTimeout(w.patience);
+    clearTimeout(w.deadline);
+    w.patience = undefined;
+  }
+}
