@@ -230,7 +230,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     refreshTokenTtlSeconds: int(env.REFRESH_TOKEN_TTL, 30 * 24 * 3600),
     poolSize: int(env.DB_POOL_SIZE, 10),
     dbAcquireTimeoutMs: int(env.DB_ACQUIRE_TIMEOUT_MS, 5000),
-    dbConnectionMaxUses: Math.max(1, int(env.DB_CONNECTION_MAX_USES, 10_000)),
+    dbConnectionMaxUses: Math.max(1, int(env.DB_CONNECTION_MAX_USES, 1_000_000)),
     dbConnectionMaxAgeSeconds: Math.max(0, int(env.DB_CONNECTION_MAX_AGE_SECONDS, 1800)),
     dbLaneWaitMs: Math.max(0, int(env.DB_LANE_WAIT_MS, 2)),
     tenantPlacement: placement(env.TENANT_PLACEMENT),
