@@ -145,8 +145,21 @@ const Product = {
 const List = {
   type: 'object',
   additionalProperties: false,
-  properties: { items: { type: 'array', items: { $ref: 'Product#' } }, page: { type: 'integer' }, size: { type: 'integer' }, total: { type: 'integer' } },
+  properties: {
+    items: { type: 'array', items: { $ref: 'Product#' } },
+    size: { type: 'integer' },
+    total: { type: 'integer' },
+    nextCursor: { type: ['string', 'null'] },
+    page: { type: 'integer' },
+  },
 };
+
+/** Plinth's cursor of the page after this one (core/crud/list-cursor.ts): the default sort, the last row's sort key and id. */
+function nextCursor(rows: Record<string, any>[], total: number, key: (row: Record<string, any>) => unknown): string | null {
+  const last = rows.at(-1);
+  if (!last || rows.length >= total) return null;
+  return Buffer.from(JSON.stringify({ s: '-createdAt', k: [key(last)], id: last.id })).toString('base64url');
+}
 
 class HttpError extends Error {
   status: number;
@@ -226,7 +239,7 @@ app.get('/api/products/:id', { schema: { response: { 200: { $ref: 'Product#' } }
  * The hand-written list page: the columns Plinth answers with (timestamps come back as Date, serialised
  * as ISO text as Plinth writes them), the same company filter, newest first by the primary key (UUIDv7
  * ids grow with creation time), so PostgreSQL reads the page off an index that exists whatever Plinth
- * declares; and the total the { items, page, size, total } contract needs, counted alongside.
+ * declares; and the total the { items, size, total, nextCursor } contract needs, counted alongside.
  */
 const IDIOMATIC =
   env.BASELINE_LIST === 'idiomatic'
@@ -249,7 +262,9 @@ app.get('/api/products', { schema: { response: { 200: List } } }, async (request
     const company = companyOf(request.headers);
     const [page, count] = await Promise.all([pool.query(IDIOMATIC.page, [company, size]), pool.query(IDIOMATIC.total, [company])]);
     if (page.rows.length) reply.header('content-language', LANG);
-    return { items: page.rows.map(dto), page: 1, size, total: count.rows[0].total };
+    const total = count.rows[0].total;
+    // created_at as Plinth's exact sort key spells it: microseconds
+    return { items: page.rows.map(dto), size, total, nextCursor: nextCursor(page.rows, total, (r) => r.created_at.toISOString().replace('Z', '000Z')), page: 1 };
   }
   const vars: Vars = { companyId: companyOf(request.headers), limit: size };
   const stmts = q.search ? S.search : S.list;
@@ -259,7 +274,8 @@ app.get('/api/products', { schema: { response: { 200: List } } }, async (request
   const rows = results.find((_, i) => i !== countAt)!.rows;
   if (rows.length) reply.header('content-language', LANG);
   const count = results[countAt].rows[0];
-  return { items: rows.map(dto), page: 1, size, total: Number(count.total ?? count.count) };
+  const total = Number(count.total ?? count.count);
+  return { items: rows.map(dto), size, total, nextCursor: nextCursor(rows, total, (r) => r._k0), page: 1 };
 });
 
 app.post('/api/products', { schema: { response: { 201: { $ref: 'Product#' } } } }, async (request, reply) => {

@@ -2,7 +2,7 @@
 // backends: a tenant's statements go to its home lane's backend, one busy tenant
 // still gets every lane, a tenant waits for its busy home only briefly when another
 // lane is free, a freed lane serves its own waiters first, and waiting is bounded.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { laneOf, onLane, type LanePool } from '../../core/db/lane-pool.ts';
 import { openLanePool } from '../../core/db/databases.ts';
 import type { LanePgClient } from '../../core/db/pg.ts';
@@ -20,7 +20,7 @@ function keysOn(lane: number, count = 1): string[] {
   return keys;
 }
 
-async function open(t: Tap.Test, overrides: Partial<typeof config> = {}) {
+async function open(t: Test, overrides: Partial<typeof config> = {}) {
   const pool = openLanePool(TEST_DATABASE_URL, { ...config, ...overrides }) as unknown as LanePool<Client>;
   t.teardown(() => pool.end());
   const checkout = (key?: string) => onLane(key, () => pool.connect());
