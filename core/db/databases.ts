@@ -110,6 +110,9 @@ export function openLanePool(url: string, config: LaneConfig): LanePool<LanePgCl
       // recycled: a backend's catalog cache grows with every tenant table it touches and never shrinks
       maxUses: config.dbConnectionMaxUses,
       maxLifetimeSeconds: config.dbConnectionMaxAgeSeconds,
+      // kept while idle (pg-pool closes them after 10 s otherwise): at low traffic a lane sees a request every
+      // few seconds, and each would pay a new connection and a cold backend; age still ends it
+      idleTimeoutMillis: 0,
       // how operators tell Plinth's backends apart in pg_stat_activity; PGAPPNAME names them otherwise
       fallback_application_name: 'plinth',
     });

@@ -46,6 +46,7 @@ export interface LanePgPoolOptions {
   connectionTimeoutMillis: number;
   maxUses: number;
   maxLifetimeSeconds: number;
+  idleTimeoutMillis: number;
   fallback_application_name: string;
 }
 export interface TypeOverrides {

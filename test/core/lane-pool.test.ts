@@ -157,6 +157,11 @@ t.test('lanes', { skip: onPglite && 'embedded PGlite has one in-process connecti
     again.release();
   });
 
+  t.test('a lane keeps its connection while idle; age and uses end it', async (t) => {
+    const { pool } = await open(t, { dbConnectionMaxAgeSeconds: 1800, dbConnectionMaxUses: 1000 });
+    t.match(pool.options, { idleTimeoutMillis: 0, maxLifetimeSeconds: 1800, maxUses: 1000, max: 1 });
+  });
+
   t.test('end: waiters are refused, later checkouts too', async (t) => {
     const pool = openLanePool(TEST_DATABASE_URL, { ...config, poolSize: 1 }) as unknown as LanePool<Client>;
     const held = await pool.connect();
