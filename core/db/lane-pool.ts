@@ -162,7 +162,11 @@ export class LanePool<C extends LaneClient> {
   #freed(lane: number): void {
     this.#busy[lane] = false;
     const w = this.#queues[lane][0] ?? this.#oldestTakeable();
-    if (!w) return;
+    if (w) this.#serve(lane, w);
+  }
+
+  /** a waiter leaves its queue for `lane` */
+  #serve(lane: number, w: Waiter<C>): void {
     this.#dequeue(w);
     this.#take(lane, w.home).then(w.resolve, w.reject);
   }
@@ -185,9 +189,7 @@ export class LanePool<C extends LaneClient> {
   #impatient(w: Waiter<C>): void {
     w.patience = undefined;
     const free = this.#freeLane(w.home);
-    if (free < 0) return;
-    this.#dequeue(w);
-    this.#take(free, w.home).then(w.resolve, w.reject);
+    if (free >= 0) this.#serve(free, w);
   }
 
   #dequeue(w: Waiter<C>): void {
