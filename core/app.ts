@@ -21,6 +21,7 @@ import { registerAuthRoutes } from './http/auth-routes.ts';
 import { registerJobRoutes } from './http/job-routes.ts';
 import { registerPlatformRoutes } from './http/platform-routes.ts';
 import { registerDatabaseSizeRoutes } from './http/database-size-routes.ts';
+import { registerDatabasePoolRoutes } from './http/database-pool-routes.ts';
 import { registerHealthRoutes } from './http/health-routes.ts';
 import { registerMetaRoutes } from './http/meta-routes.ts';
 import { registerTranslationRoutes } from './http/translation-routes.ts';
@@ -104,6 +105,7 @@ export async function buildApp(kernel: Kernel, opts: AppOptions = {}): Promise<F
   registerTranslationRoutes(app, kernel, texts);
   registerPlatformRoutes(app, kernel);
   registerJobRoutes(app, kernel);
+  registerDatabasePoolRoutes(app, kernel);
   for (const module of kernel.modules) registerModuleRoutes(app, kernel, module);
   await installConsole(app, kernel);
   // Validators compile when the app is ready; by then every shared schema is added.

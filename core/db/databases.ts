@@ -10,7 +10,7 @@ import { PostgresDialect, type PostgresPool } from 'kysely';
 import type { Config } from '../config.ts';
 import { VERSION_TABLE } from './schema-versions.ts';
 import { guardPool, poolStats, type PoolStats } from './pool-guard.ts';
-import { LanePool } from './lane-pool.ts';
+import { LanePool, type LaneStats } from './lane-pool.ts';
 import pg, { TEXT_ARRAY_OID, type LanePgClient } from './pg.ts';
 
 export type Orm = MikroORM;
@@ -56,6 +56,11 @@ export class Databases {
   /** Pool counters per PostgreSQL connection key (none for embedded PGlite). */
   poolStats(): Record<string, PoolStats> {
     return Object.fromEntries([...this.#pools].map(([key, pool]) => [key, poolStats(pool)]));
+  }
+
+  /** What operators see of each PostgreSQL connection key's lanes (none for embedded PGlite). */
+  laneStats(): { database: string; stats: LaneStats }[] {
+    return [...this.#pools].map(([database, pool]) => ({ database, stats: pool.stats() }));
   }
 
   async #init(key: string): Promise<Orm> {

@@ -50,6 +50,21 @@ interface Waiter<C> {
   reject(err: Error): void;
 }
 
+/** What operators see of a lane pool (GET /api/platform/database-pools); counts since the process started. */
+export interface LaneStats {
+  lanes: number;
+  /** connections open (at most one per lane) and of those, idle */
+  connections: number;
+  idle: number;
+  /** callers waiting for a connection now */
+  waiting: number;
+  /** tenant work served by its home lane, by another lane (its home was busy), and work with no tenant */
+  checkouts: { home: number; otherLane: number; unrouted: number };
+  /** checkouts that had to wait, and waits that ended in the acquire timeout */
+  waited: number;
+  timedOut: number;
+}
+
 /** FNV-1a: a schema name to a lane, the same in every process. */
 export function laneOf(key: string, lanes: number): number {
   let h = 0x811c9dc5;
@@ -67,8 +82,9 @@ export class LanePool<C extends LaneClient> {
   #seq = 0;
   #waiting = 0;
   #ended = false;
-  /** checkouts served by their home lane and by another (tenant work only) */
-  readonly routed = { home: 0, other: 0 };
+  readonly #checkouts = { home: 0, otherLane: 0, unrouted: 0 };
+  #waited = 0;
+  #timedOut = 0;
 
   constructor(lanes: Lane<C>[], opts: { patienceMs: number; acquireTimeoutMs: number }) {
     if (lanes.length === 0) throw new Error('a lane pool needs at least one lane');
@@ -93,11 +109,13 @@ export class LanePool<C extends LaneClient> {
     const free = this.#freeLane(home);
     if (free >= 0 && (home === n || this.#queues[home].length > 0)) return this.#take(free, home);
     return new Promise<C>((resolve, reject) => {
+      this.#waited++;
       const w: Waiter<C> = { seq: this.#seq++, home, patience: undefined, deadline: undefined, resolve, reject };
       if (free >= 0) w.patience = setTimeout(() => this.#impatient(w), this.#patienceMs);
       if (this.#acquireTimeoutMs > 0) {
         w.deadline = setTimeout(() => {
           this.#dequeue(w);
+          this.#timedOut++;
           reject(new Error('timeout exceeded when trying to connect'));
         }, this.#acquireTimeoutMs);
       }
@@ -114,6 +132,11 @@ export class LanePool<C extends LaneClient> {
   }
   get waitingCount(): number {
     return this.#waiting;
+  }
+
+  stats(): LaneStats {
+    const { totalCount: connections, idleCount: idle, waitingCount: waiting } = this;
+    return { lanes: this.#lanes.length, connections, idle, waiting, checkouts: { ...this.#checkouts }, waited: this.#waited, timedOut: this.#timedOut };
   }
 
   async end(): Promise<void> {
@@ -139,7 +162,7 @@ export class LanePool<C extends LaneClient> {
 
   #take(lane: number, home: number): Promise<C> {
     this.#busy[lane] = true;
-    if (home < this.#lanes.length) this.routed[lane === home ? 'home' : 'other']++;
+    this.#checkouts[home === this.#lanes.length ? 'unrouted' : lane === home ? 'home' : 'otherLane']++;
     return this.#lanes[lane].connect().then(
       (client) => {
         const release = client.release;

@@ -55,7 +55,8 @@ t.test('lanes', { skip: onPglite && 'embedded PGlite has one in-process connecti
         c.release();
       }
     }
-    t.equal(pool.routed.other, 0, 'no tenant left its lane');
+    t.same(pool.stats().checkouts, { home: LANES + LANES * 3, otherLane: 0, unrouted: 0 }, 'no tenant left its lane');
+    t.match(pool.stats(), { lanes: LANES, connections: LANES, idle: LANES, waiting: 0, waited: 0, timedOut: 0 }, 'what operators see');
   });
 
   t.test('one busy tenant still gets every lane', async (t) => {
@@ -86,7 +87,7 @@ t.test('lanes', { skip: onPglite && 'embedded PGlite has one in-process connecti
     const elsewhere = await pid(second);
     t.not(elsewhere, lanePids[2], 'not the busy home');
     t.ok(lanePids.includes(elsewhere), 'another lane of the pool');
-    t.equal(pool.routed.other, 1);
+    t.equal(pool.stats().checkouts.otherLane, 1);
     first.release();
     second.release();
   });
@@ -131,10 +132,14 @@ t.test('lanes', { skip: onPglite && 'embedded PGlite has one in-process connecti
   });
 
   t.test('waiting is bounded by DB_ACQUIRE_TIMEOUT_MS, and the error says the database is busy', async (t) => {
-    const { checkout } = await open(t, { dbAcquireTimeoutMs: 200 });
+    const { checkout, pool } = await open(t, { dbAcquireTimeoutMs: 200 });
     const held = await Promise.all(Array.from({ length: LANES }, () => checkout()));
-    const err = await checkout('t_1').catch((e: Error) => e);
+    const pending = checkout('t_1').catch((e: Error) => e);
+    await settled();
+    t.match(pool.stats(), { waiting: 1, idle: 0, waited: 1, timedOut: 0, checkouts: { unrouted: LANES } }, 'counted while it waits');
+    const err = await pending;
     t.match(err, { message: 'timeout exceeded when trying to connect' });
+    t.match(pool.stats(), { waiting: 0, timedOut: 1 });
     t.ok(isDatabaseUnavailable(err), 'answers 503, not 500');
     for (const c of held) c.release();
     const again = await checkout('t_1');

@@ -1,7 +1,7 @@
 // Tenant administration by platform operators: the users of the reserved
 // tenant "platform". Tenants this file creates through the API are dropped again.
 import t, { type Test } from 'tap';
-import { build, PASSWORD, uniqueId, type TestContext } from '../helper.ts';
+import { build, onPglite, PASSWORD, uniqueId, type TestContext } from '../helper.ts';
 import { provisionTenant } from '../../core/tenancy/provision.ts';
 import { PLATFORM_TENANT, schemaFor } from '../../core/tenancy/registry.ts';
 
@@ -113,6 +113,31 @@ t.test('platform tenant administration', async (t) => {
     await post(newTenant(id));
     const admin = (await ctx.login(id, `boss@${id}.test`, PASSWORD)).json().accessToken;
     for (const url of ['/api/platform/jobs', '/api/platform/queues']) t.equal((await ctx.as(admin, { method: 'GET', url })).json().code, 'PLATFORM_ONLY', url);
+  });
+
+  t.test("operators see this process's connection pools and how their lanes were used; tenant users do not", async (t) => {
+    const url = '/api/platform/database-pools';
+    const id = uniqueId('p');
+    cleanup(id);
+    await post(newTenant(id));
+    const admin = (await ctx.login(id, `boss@${id}.test`, PASSWORD)).json().accessToken;
+    const pools = async () => {
+      const res = await ctx.as(operatorToken, { method: 'GET', url });
+      t.equal(res.statusCode, 200, res.body);
+      return res.json();
+    };
+    const before = await pools();
+    t.equal((await ctx.as(admin, { method: 'GET', url: '/api/products' })).statusCode, 200, "a tenant's request");
+    const after = await pools();
+    if (onPglite) t.same(after, [], 'embedded PGlite has no pool');
+    else {
+      t.match(after[0], { database: 'main', lanes: ctx.kernel.config.poolSize, connections: Number, idle: Number, waiting: 0, waited: Number, timedOut: Number });
+      const routed = (p: { checkouts: { home: number; otherLane: number } }) => p.checkouts.home + p.checkouts.otherLane;
+      t.ok(routed(after[0]) > routed(before[0]), `the tenant's statements were routed by its schema (${JSON.stringify(after[0].checkouts)})`);
+    }
+    t.equal((await ctx.as(operatorToken, { method: 'GET', url: `${url}?lane=1` })).statusCode, 400, 'an unknown parameter');
+    t.equal((await ctx.app.inject({ method: 'GET', url })).statusCode, 401, 'no token');
+    t.equal((await ctx.as(admin, { method: 'GET', url })).json().code, 'PLATFORM_ONLY');
   });
 
   t.test('list and read', async (t) => {
