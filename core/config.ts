@@ -40,6 +40,11 @@ export interface Config {
   dbConnectionMaxAgeSeconds: number;
   /** ms a tenant's statement waits for its own lane's connection while another is free (DB_LANE_WAIT_MS; db/lane-pool.ts) */
   dbLaneWaitMs: number;
+  /**
+   * statements each pooled connection keeps prepared (DB_PREPARED_STATEMENTS; db/prepared-statements.ts); unset: 1000, and none
+   * on a database with a DATABASE_SESSION_URL (its URL is a transaction pooler, which before PgBouncer 1.21 loses them)
+   */
+  dbPreparedStatements: number | undefined;
   /** where a tenant provisioned without a connection key goes (TENANT_PLACEMENT): "main", or "fewest" (the database holding the fewest tenants) */
   tenantPlacement: 'main' | 'fewest';
   /** tenant schemas migrated at once (MIGRATE_CONCURRENCY); never more than half the pool (tenancy/migrate-tenants.ts) */
@@ -233,6 +238,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbConnectionMaxUses: Math.max(1, int(env.DB_CONNECTION_MAX_USES, 1_000_000)),
     dbConnectionMaxAgeSeconds: Math.max(0, int(env.DB_CONNECTION_MAX_AGE_SECONDS, 1800)),
     dbLaneWaitMs: Math.max(0, int(env.DB_LANE_WAIT_MS, 2)),
+    dbPreparedStatements: env.DB_PREPARED_STATEMENTS === undefined ? undefined : Math.max(0, int(env.DB_PREPARED_STATEMENTS, 0)),
     tenantPlacement: placement(env.TENANT_PLACEMENT),
     migrateConcurrency: Math.max(1, int(env.MIGRATE_CONCURRENCY, 4)),
     provisionSpares: Math.min(50, Math.max(0, int(env.PROVISION_SPARES, 2))),

@@ -11,6 +11,7 @@ import type { Config } from '../config.ts';
 import { VERSION_TABLE } from './schema-versions.ts';
 import { guardPool, poolStats, type PoolStats } from './pool-guard.ts';
 import { LanePool, type LaneStats } from './lane-pool.ts';
+import { prepareStatements } from './prepared-statements.ts';
 import pg, { TEXT_ARRAY_OID, type LanePgClient } from './pg.ts';
 
 export type Orm = MikroORM;
@@ -77,7 +78,9 @@ export class Databases {
     };
     const url = this.#config.databases[key];
     if (url) {
-      const pool = openLanePool(url, this.#config);
+      // behind a transaction pooler (it has a session URL of its own) a statement may run on a server connection that never prepared it
+      const prepared = this.#config.dbPreparedStatements ?? (this.#config.sessionDatabases?.[key] ? 0 : DEFAULT_PREPARED_STATEMENTS);
+      const pool = openLanePool(url, { ...this.#config, dbPreparedStatements: prepared });
       this.#pools.set(key, pool);
       // the dialect is ours, so the pool is: one connection per lane (db/lane-pool.ts)
       return MikroORM.init({ ...common, clientUrl: url, driverOptions: () => new PostgresDialect({ pool: pool as unknown as PostgresPool }) } as never);
@@ -99,7 +102,10 @@ export class Databases {
   }
 }
 
-type LaneConfig = Pick<Config, 'poolSize' | 'dbAcquireTimeoutMs' | 'dbConnectionMaxUses' | 'dbConnectionMaxAgeSeconds' | 'dbLaneWaitMs'>;
+/** per pooled connection; a cached plan of a GET by id holds about 66 KB of its backend's memory */
+const DEFAULT_PREPARED_STATEMENTS = 1000;
+
+type LaneConfig = Pick<Config, 'poolSize' | 'dbAcquireTimeoutMs' | 'dbConnectionMaxUses' | 'dbConnectionMaxAgeSeconds' | 'dbLaneWaitMs'> & { dbPreparedStatements: number };
 
 /** DB_POOL_SIZE lanes of one connection each, with what MikroORM gives the pool it would make itself. */
 export function openLanePool(url: string, config: LaneConfig): LanePool<LanePgClient> {
@@ -124,7 +130,10 @@ export function openLanePool(url: string, config: LaneConfig): LanePool<LanePgCl
     guardPool(lane);
     // a connection dropped by the server emits 'error': on the client while checked out, on the
     // pool while idle; unheard, either ends the process. The query in flight rejects on its own.
-    lane.on('connect', (client) => client.on('error', () => {}));
+    lane.on('connect', (client) => {
+      client.on('error', () => {});
+      prepareStatements(client, config.dbPreparedStatements);
+    });
     lane.on('error', () => {});
     return lane;
   });

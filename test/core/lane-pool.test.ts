@@ -11,7 +11,7 @@ import { onPglite, TEST_DATABASE_URL } from '../helper.ts';
 
 type Client = LanePgClient & { query(sql: string): Promise<{ rows: { pid: number }[] }> };
 const LANES = 4;
-const config = { poolSize: LANES, dbAcquireTimeoutMs: 2000, dbConnectionMaxUses: 1_000_000, dbConnectionMaxAgeSeconds: 0, dbLaneWaitMs: 50 };
+const config = { poolSize: LANES, dbAcquireTimeoutMs: 2000, dbConnectionMaxUses: 1_000_000, dbConnectionMaxAgeSeconds: 0, dbLaneWaitMs: 50, dbPreparedStatements: 0 };
 
 /** `count` schema-like names whose lane is `lane` */
 function keysOn(lane: number, count = 1): string[] {
