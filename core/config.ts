@@ -38,7 +38,7 @@ export interface Config {
    */
   dbConnectionMaxUses: number;
   dbConnectionMaxAgeSeconds: number;
-  /** ms a tenant's statement waits for its own lane's connection while another is free (DB_LANE_WAIT_MS; db/lane-pool.ts) */
+  /** ms a tenant's statement waits for its own lane's connection while it serves other tenants (DB_LANE_WAIT_MS; db/lane-pool.ts) */
   dbLaneWaitMs: number;
   /**
    * statements each pooled connection keeps prepared (DB_PREPARED_STATEMENTS; db/prepared-statements.ts); unset: 1000, and none
@@ -237,7 +237,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbAcquireTimeoutMs: int(env.DB_ACQUIRE_TIMEOUT_MS, 5000),
     dbConnectionMaxUses: Math.max(1, int(env.DB_CONNECTION_MAX_USES, 1_000_000)),
     dbConnectionMaxAgeSeconds: Math.max(0, int(env.DB_CONNECTION_MAX_AGE_SECONDS, 1800)),
-    dbLaneWaitMs: Math.max(0, int(env.DB_LANE_WAIT_MS, 2)),
+    dbLaneWaitMs: Math.max(0, int(env.DB_LANE_WAIT_MS, 25)),
     dbPreparedStatements: env.DB_PREPARED_STATEMENTS === undefined ? undefined : Math.max(0, int(env.DB_PREPARED_STATEMENTS, 0)),
     tenantPlacement: placement(env.TENANT_PLACEMENT),
     migrateConcurrency: Math.max(1, int(env.MIGRATE_CONCURRENCY, 4)),

@@ -7,12 +7,15 @@
 // every tenant spends most of its CPU building those entries (README, "Tenancy at
 // scale"); a lane's backend meets a pool-size share of the tenants and stays warm.
 //
-// Routing never idles a connection a caller could use:
+// Routing:
 // - a tenant takes its home lane when it is free;
-// - when the home is busy and another lane is free, the caller waits for its home
-//   at most `patienceMs` (a warm backend's statement takes a fraction of that),
-//   unless someone already waits there: then it takes the free lane at once, so
-//   one busy tenant still gets the whole pool;
+// - when the home is busy with the same tenant (it holds it, or waits for it) and
+//   another lane is free, it takes the free lane at once: one busy tenant still
+//   gets the whole pool, and a tenant that busy is soon warm on every backend;
+// - when the home is busy with other tenants, it waits for its home at most
+//   `patienceMs` (a warm backend's statement takes a fraction of that), whether or
+//   not another lane is free: on another lane it would be cold, and a cold
+//   statement costs a backend several warm ones;
 // - a lane that frees serves its own waiters first, then the oldest waiter of any
 //   lane that is no longer patient; work with no tenant takes any free lane.
 // Each lane is a pg.Pool of one connection: connecting, recycling (DB_CONNECTION_MAX_USES,
@@ -42,6 +45,7 @@ export interface Lane<C extends LaneClient> {
 interface Waiter<C> {
   /** arrival order: a lane that frees serves the oldest waiter it may take */
   seq: number;
+  key: string | undefined;
   home: number;
   /** waiting for its home lane only, until this timer ends */
   patience: ReturnType<typeof setTimeout> | undefined;
@@ -74,7 +78,8 @@ export function laneOf(key: string, lanes: number): number {
 
 export class LanePool<C extends LaneClient> {
   readonly #lanes: Lane<C>[];
-  readonly #busy: boolean[];
+  /** per lane: free, or the key of the work holding it (null: work of no tenant) */
+  readonly #holder: (string | null | undefined)[];
   /** waiters per home lane; index `lanes.length` holds the waiters with no tenant */
   readonly #queues: Waiter<C>[][];
   readonly #patienceMs: number;
@@ -89,7 +94,7 @@ export class LanePool<C extends LaneClient> {
   constructor(lanes: Lane<C>[], opts: { patienceMs: number; acquireTimeoutMs: number }) {
     if (lanes.length === 0) throw new Error('a lane pool needs at least one lane');
     this.#lanes = lanes;
-    this.#busy = lanes.map(() => false);
+    this.#holder = lanes.map(() => undefined);
     this.#queues = [...lanes, null].map(() => []);
     this.#patienceMs = opts.patienceMs;
     this.#acquireTimeoutMs = opts.acquireTimeoutMs;
@@ -105,13 +110,16 @@ export class LanePool<C extends LaneClient> {
     const key = routing.getStore();
     const n = this.#lanes.length;
     const home = key === undefined ? n : laneOf(key, n);
-    if (home < n && !this.#busy[home]) return this.#take(home, home);
+    if (home < n && this.#holder[home] === undefined) return this.#take(home, home, key);
     const free = this.#freeLane(home);
-    if (free >= 0 && (home === n || this.#queues[home].length > 0)) return this.#take(free, home);
+    // patient: a tenant whose home is busy with others waits for it first, also when every lane is busy (a lane that
+    // frees with no waiter of its own would take it at once, cold, where its home frees a moment later)
+    const patient = home < n && !this.#busyWith(home, key!);
+    if (free >= 0 && !patient) return this.#take(free, home, key);
     return new Promise<C>((resolve, reject) => {
       this.#waited++;
-      const w: Waiter<C> = { seq: this.#seq++, home, patience: undefined, deadline: undefined, resolve, reject };
-      if (free >= 0) w.patience = setTimeout(() => this.#impatient(w), this.#patienceMs);
+      const w: Waiter<C> = { seq: this.#seq++, key, home, patience: undefined, deadline: undefined, resolve, reject };
+      if (patient) w.patience = setTimeout(() => this.#impatient(w), this.#patienceMs);
       if (this.#acquireTimeoutMs > 0) {
         w.deadline = setTimeout(() => {
           this.#dequeue(w);
@@ -150,18 +158,23 @@ export class LanePool<C extends LaneClient> {
     await Promise.all(this.#lanes.map((l) => l.end()));
   }
 
+  /** the lane holds work of `key`, or `key` waits for it */
+  #busyWith(lane: number, key: string): boolean {
+    return this.#holder[lane] === key || this.#queues[lane].some((w) => w.key === key);
+  }
+
   /** a free lane, searched from the one after `home`: a tenant's overflow keeps to the same few backends */
   #freeLane(home: number): number {
     const n = this.#lanes.length;
     for (let i = 1; i <= n; i++) {
       const lane = (home + i) % n;
-      if (!this.#busy[lane]) return lane;
+      if (this.#holder[lane] === undefined) return lane;
     }
     return -1;
   }
 
-  #take(lane: number, home: number): Promise<C> {
-    this.#busy[lane] = true;
+  #take(lane: number, home: number, key: string | undefined): Promise<C> {
+    this.#holder[lane] = key ?? null;
     this.#checkouts[home === this.#lanes.length ? 'unrouted' : lane === home ? 'home' : 'otherLane']++;
     return this.#lanes[lane].connect().then(
       (client) => {
@@ -183,7 +196,7 @@ export class LanePool<C extends LaneClient> {
   }
 
   #freed(lane: number): void {
-    this.#busy[lane] = false;
+    this.#holder[lane] = undefined;
     const w = this.#queues[lane][0] ?? this.#oldestTakeable();
     if (w) this.#serve(lane, w);
   }
@@ -191,7 +204,7 @@ export class LanePool<C extends LaneClient> {
   /** a waiter leaves its queue for `lane` */
   #serve(lane: number, w: Waiter<C>): void {
     this.#dequeue(w);
-    this.#take(lane, w.home).then(w.resolve, w.reject);
+    this.#take(lane, w.home, w.key).then(w.resolve, w.reject);
   }
 
   /** the oldest waiter, of any lane or none, that no longer waits for its home only */

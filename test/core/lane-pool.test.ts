@@ -1,6 +1,6 @@
 // Pooled connections routed by tenant (core/db/lane-pool.ts), on real PostgreSQL
 // backends: a tenant's statements go to its home lane's backend, one busy tenant
-// still gets every lane, a tenant waits for its busy home only briefly when another
+// still gets every lane, a tenant waits for a home busy with others only briefly when another
 // lane is free, a freed lane serves its own waiters first, and waiting is bounded.
 import t, { type Test } from 'tap';
 import { laneOf, onLane, type LanePool } from '../../core/db/lane-pool.ts';
@@ -67,10 +67,10 @@ t.test('lanes', { skip: onPglite && 'embedded PGlite has one in-process connecti
     for (const c of clients) c.release();
   });
 
-  t.test('a busy home: a second statement waits for it while it frees soon', async (t) => {
+  t.test('a home busy with another tenant: the statement waits for it while it frees soon', async (t) => {
     const { checkout, pid, lanePids } = await open(t, { dbLaneWaitMs: 5000 });
-    const [key] = keysOn(1);
-    const first = await checkout(key);
+    const [holder, key] = keysOn(1, 2);
+    const first = await checkout(holder);
     const second = checkout(key);
     await settled();
     first.release();
@@ -79,10 +79,10 @@ t.test('lanes', { skip: onPglite && 'embedded PGlite has one in-process connecti
     served.release();
   });
 
-  t.test('a busy home: after DB_LANE_WAIT_MS the statement takes a free lane', async (t) => {
+  t.test('a home busy with another tenant: after DB_LANE_WAIT_MS the statement takes a free lane', async (t) => {
     const { checkout, pid, lanePids, pool } = await open(t, { dbLaneWaitMs: 30 });
-    const [key] = keysOn(2);
-    const first = await checkout(key);
+    const [holder, key] = keysOn(2, 2);
+    const first = await checkout(holder);
     const second = await checkout(key);
     const elsewhere = await pid(second);
     t.not(elsewhere, lanePids[2], 'not the busy home');
@@ -92,28 +92,50 @@ t.test('lanes', { skip: onPglite && 'embedded PGlite has one in-process connecti
     second.release();
   });
 
-  t.test('someone already waits for the home: the next takes a free lane at once', async (t) => {
+  t.test('a home busy with the same tenant: its next statement takes a free lane at once, others still wait', async (t) => {
     const { checkout, pid, lanePids } = await open(t, { dbLaneWaitMs: 60_000 });
-    const [key] = keysOn(3);
+    const [key, other, third] = keysOn(3, 3);
     const first = await checkout(key);
-    const second = checkout(key);
-    const third = await checkout(key);
-    t.not(await pid(third), lanePids[3], 'the third did not queue behind the second');
+    const second = await checkout(key);
+    t.not(await pid(second), lanePids[3], 'the same tenant, holding its home: another lane at once');
+    second.release();
+    const waiting = checkout(other);
+    await settled();
+    const again = await checkout(other);
+    t.not(await pid(again), lanePids[3], 'the same tenant, waiting for its home: another lane at once');
+    const patient = checkout(third);
+    await settled();
     first.release();
-    t.equal(await pid(await second), lanePids[3], 'the second got the home');
-    third.release();
-    (await second).release();
+    t.equal(await pid(await waiting), lanePids[3], 'the first waiter got the home');
+    (await waiting).release();
+    t.equal(await pid(await patient), lanePids[3], 'and a third tenant, who waited behind another, got it next');
+    again.release();
+    (await patient).release();
+  });
+
+  t.test('every lane busy: a waiter stays patient for its home, though another lane frees', async (t) => {
+    const { checkout, pid, lanePids } = await open(t, { dbLaneWaitMs: 60_000 });
+    const held = await Promise.all([0, 1, 2, 3].map((lane) => checkout(keysOn(lane)[0])));
+    const forOne = checkout(keysOn(1, 2)[1]);
+    await settled();
+    held[2].release();
+    const anyone = await checkout();
+    t.equal(await pid(anyone), lanePids[2], 'lane 2 freed and stayed free for work with no tenant');
+    held[1].release();
+    t.equal(await pid(await forOne), lanePids[1], 'the waiter got its home');
+    for (const c of [held[0], held[3], anyone, await forOne]) c.release();
   });
 
   t.test('every lane busy: a freed lane serves its own waiters first, then the oldest of any', async (t) => {
-    const { checkout, pid, lanePids } = await open(t);
+    const { checkout, pid, lanePids } = await open(t, { dbLaneWaitMs: 1 });
     const held = await Promise.all([0, 1, 2, 3].map((lane) => checkout(keysOn(lane)[0])));
     const [a, b] = keysOn(0, 3).slice(1);
     const order: string[] = [];
-    const forOther = checkout(keysOn(1)[1]).then((c) => (order.push('lane 1 waiter'), c));
+    const forOther = checkout(keysOn(1, 2)[1]).then((c) => (order.push('lane 1 waiter'), c));
     const forZero = checkout(a).then((c) => (order.push('lane 0 waiter'), c));
     const anyone = checkout().then((c) => (order.push('no tenant'), c));
-    await settled();
+    // their patience (1 ms) over
+    await new Promise((r) => setTimeout(r, 20));
     held[0].release();
     const zero = await forZero;
     t.equal(await pid(zero), lanePids[0], 'lane 0 freed: its own waiter, though another came first');
