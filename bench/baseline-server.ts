@@ -2,8 +2,9 @@
 // ORM. It sends PostgreSQL the statements Plinth sends for each scenario (the
 // templates the bench captured from Plinth, see sql-template.ts): the same text,
 // and for Plinth's parameterised reads the same bind values, through
-// pool.query(text, values) (an unnamed statement, as kysely's pg driver sends
-// them); inlined write statements through pool.query(text). It answers
+// pool.query({ name, text, values }) (a statement prepared on each connection,
+// as Plinth prepares a repeated one: db/prepared-statements.ts); inlined write
+// statements through pool.query(text). It answers
 // byte-identical JSON (the bench compares before measuring), so the ratio
 // Plinth / baseline is the cost of everything Plinth adds on top of the queries.
 //
@@ -35,10 +36,22 @@ types.setTypeParser(1082, (s: string) => s);
 const pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: Number(env.DB_POOL_SIZE ?? 10), min: 0, types });
 pool.on('error', () => {});
 
+/** Parameterised statements run prepared, one name per text, as Plinth runs them (pg prepares a name once per connection). */
+const names = new Map<string, string>();
+const prepared = (text: string, values: unknown[]) => {
+  let name = names.get(text);
+  if (name === undefined) names.set(text, (name = `baseline_${names.size}`));
+  return { name, text, values };
+};
+
+interface Queryable {
+  query(text: string | { name: string; text: string; values: unknown[] }): Promise<QueryResult>;
+}
+
 interface Statement {
   sql: string;
   slots: string[];
-  run(on: { query(text: string, values?: unknown[]): Promise<QueryResult> }, vars: Vars): Promise<QueryResult>;
+  run(on: Queryable, vars: Vars): Promise<QueryResult>;
 }
 function statement(t: Template): Statement {
   const render = compile(t.sql);
@@ -46,7 +59,7 @@ function statement(t: Template): Statement {
   return {
     sql: t.sql,
     slots: slotsOf(t),
-    run: bind ? (on, vars) => on.query(render(vars), bind(vars)) : (on, vars) => on.query(render(vars)),
+    run: bind ? (on, vars) => on.query(prepared(render(vars), bind(vars))) : (on, vars) => on.query(render(vars)),
   };
 }
 const statements = (name: string) => (templates[name] ?? []).map(statement);
@@ -260,7 +273,7 @@ app.get('/api/products', { schema: { response: { 200: List } } }, async (request
   if (!Number.isInteger(size) || size < 1 || size > 1000) throw new HttpError(400, 'size must be 1..1000');
   if (IDIOMATIC && !q.search) {
     const company = companyOf(request.headers);
-    const [page, count] = await Promise.all([pool.query(IDIOMATIC.page, [company, size]), pool.query(IDIOMATIC.total, [company])]);
+    const [page, count] = await Promise.all([pool.query(prepared(IDIOMATIC.page, [company, size])), pool.query(prepared(IDIOMATIC.total, [company]))]);
     if (page.rows.length) reply.header('content-language', LANG);
     const total = count.rows[0].total;
     // created_at as Plinth's exact sort key spells it: microseconds

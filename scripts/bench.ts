@@ -346,7 +346,7 @@ try {
     const same =
       (Object.keys(replayed).length
         ? `Both servers send PostgreSQL the same statements: Plinth's captured text, and for parameterised ones the same values (${describeTemplates(replayed)}), ` +
-          'through pg query(text, values) (unnamed statement) or query(text) (inlined writes); checked by round trip at capture.'
+          'through pg query({ name, text, values }) (prepared per connection, as Plinth prepares a repeated statement) or query(text) (inlined writes); checked by round trip at capture.'
         : '') +
       (own.length
         ? `${Object.keys(replayed).length ? ' ' : ''}Against the idiomatic baseline (${own.join(', ')}) the baseline sends hand-written SQL instead (bench/baseline-server.ts, IDIOMATIC; ` +

@@ -7,12 +7,18 @@ import { createRequire } from 'node:module';
 export interface QueryResult {
   rows: Record<string, any>[];
 }
+/** a named statement is prepared once per connection */
+export interface QueryConfig {
+  name?: string;
+  text: string;
+  values?: unknown[];
+}
 export interface PoolClient {
-  query(sql: string, values?: unknown[]): Promise<QueryResult>;
+  query(sql: string | QueryConfig, values?: unknown[]): Promise<QueryResult>;
   release(): void;
 }
 export interface Pool {
-  query(sql: string, values?: unknown[]): Promise<QueryResult>;
+  query(sql: string | QueryConfig, values?: unknown[]): Promise<QueryResult>;
   connect(): Promise<PoolClient>;
   end(): Promise<void>;
   on(event: 'error', fn: (err: Error) => void): void;
