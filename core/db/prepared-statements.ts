@@ -102,7 +102,7 @@ export function prepareStatements(pgClient: LanePgClient, capacity: number): voi
         seen.add(config); // still a repeated text: its next run prepares it again
         // outside a transaction it runs again at once (after the stale one is gone); inside one, the transaction has failed
         // (the failed statement's connection is not ready yet: one statement at a time, as pg wants)
-        if (status === 'I') return deallocateDropped('I')!.then(() => query(config, values));
+        if (status === 'I') return Promise.resolve(deallocateDropped('I')).then(() => query(config, values));
       } else if (client.connection.parsedStatements[name] === undefined) prepared.delete(config);
       throw err;
     });
