@@ -19,7 +19,7 @@
 // cannot see slow SQL: it is as slow as Plinth's; this baseline can.
 import { readFileSync } from 'node:fs';
 import Fastify, { type FastifyReply } from 'fastify';
-import pg, { type PoolClient, type QueryResult } from './pg.ts';
+import pg, { type PoolClient, type QueryConfig, type QueryResult } from './pg.ts';
 import { v7 as uuidv7 } from 'uuid';
 import { binder, compile, slotsOf, type Template, type Templates, type Vars } from './sql-template.ts';
 
@@ -38,20 +38,16 @@ pool.on('error', () => {});
 
 /** Parameterised statements run prepared, one name per text, as Plinth runs them (pg prepares a name once per connection). */
 const names = new Map<string, string>();
-const prepared = (text: string, values: unknown[]) => {
+const prepared = (text: string, values: unknown[]): QueryConfig => {
   let name = names.get(text);
   if (name === undefined) names.set(text, (name = `baseline_${names.size}`));
   return { name, text, values };
 };
 
-interface Queryable {
-  query(text: string | { name: string; text: string; values: unknown[] }): Promise<QueryResult>;
-}
-
 interface Statement {
   sql: string;
   slots: string[];
-  run(on: Queryable, vars: Vars): Promise<QueryResult>;
+  run(on: Pick<PoolClient, 'query'>, vars: Vars): Promise<QueryResult>;
 }
 function statement(t: Template): Statement {
   const render = compile(t.sql);

@@ -60,8 +60,8 @@ export class Databases {
   }
 
   /** What operators see of each PostgreSQL connection key's lanes (none for embedded PGlite). */
-  laneStats(): { database: string; stats: LaneStats }[] {
-    return [...this.#pools].map(([database, pool]) => ({ database, stats: pool.stats() }));
+  laneStats(): ({ database: string } & LaneStats)[] {
+    return [...this.#pools].map(([database, pool]) => ({ database, ...pool.stats() }));
   }
 
   async #init(key: string): Promise<Orm> {

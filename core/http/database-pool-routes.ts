@@ -46,6 +46,6 @@ export function registerDatabasePoolRoutes(app: FastifyInstance, kernel: Kernel)
         response: { 200: success(Type.Array(Type.Ref('DatabasePool')), 'Every pool with its counts') },
       },
     },
-    async () => kernel.dbs.laneStats().map(({ database, stats }) => ({ database, ...stats })),
+    async () => kernel.dbs.laneStats(),
   );
 }
