@@ -2,7 +2,10 @@
 //   { "Category": [{ "$key": "tools", "name": "Tools" }], "Product": [{ "categoryId": "$tools", ... }] }
 // A reference may also name a row the module's own code made (a project's
 // default statuses) by its values: { "statusId": { "$find": { "projectId": "$web", "name": "Done" } } }.
-// "$admin" is the tenant's first administrator (the account the demo logs in with).
+// "$admin" is the tenant's first administrator (the account the demo logs in with),
+// "$company" the company the demo is seeded for. { "$password": "…" } is that
+// password hashed, written as the (internal) field it names, so a demo user can log in:
+// { "email": "…", "passwordHash": { "$password": "plinth-demo" } }.
 // Rows go through the same scoped data access as API writes (same validation,
 // hooks, derived fields and audit), as the system, in a context without a
 // request; "$key" names a row so later rows, of any module loaded after it,
@@ -12,6 +15,7 @@ import { join } from 'node:path';
 import type { Kernel } from './kernel.ts';
 import type { ModuleContext } from './context/module-context.ts';
 import { SYSTEM } from './access/principal.ts';
+import { hashPassword } from './auth/passwords.ts';
 
 type DemoRows = Record<string, Record<string, unknown>[]>;
 
@@ -41,9 +45,14 @@ export async function seedDemoRows(kernel: Kernel, ctx: ModuleContext, data: Dem
     };
     for (const { $key, ...row } of rows) {
       const resolved: Record<string, unknown> = {};
-      for (const [field, v] of Object.entries(row)) resolved[field] = await resolve(field, v);
-      const internal = Object.fromEntries(pathBound.filter((f) => f in resolved).map((f) => [f, resolved[f]]));
-      for (const f of pathBound) delete resolved[f];
+      const internal: Record<string, unknown> = {};
+      for (const [field, v] of Object.entries(row)) {
+        const password = (v as { $password?: unknown } | null)?.$password;
+        // a password hash is no field the API writes: module code sets it, as POST /api/users does
+        if (typeof password === 'string') internal[field] = await hashPassword(password);
+        else if (pathBound.includes(field)) internal[field] = await resolve(field, v);
+        else resolved[field] = await resolve(field, v);
+      }
       const created = await target.create(resolved, { internal });
       if (typeof $key === 'string') keys.set($key, created.id);
       count++;
@@ -55,7 +64,10 @@ export async function seedDemoRows(kernel: Kernel, ctx: ModuleContext, data: Dem
 /** Every loaded module's demo data, in module order, for one company of a tenant and its first administrator ("$admin"); answers the rows written per module. */
 export async function seedModuleDemoData(kernel: Kernel, tenantId: string, companyId: string, adminUserId: string): Promise<Record<string, number>> {
   const ctx = await kernel.contextFor({ tenant: tenantId, principal: SYSTEM, companyId });
-  const keys = new Map<string, string>([['admin', adminUserId]]);
+  const keys = new Map<string, string>([
+    ['admin', adminUserId],
+    ['company', companyId],
+  ]);
   const written: Record<string, number> = {};
   for (const module of kernel.modules) {
     const file = join(kernel.config.pluginsDir, module.manifest.id, 'demo-data.json');

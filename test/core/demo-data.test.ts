@@ -1,6 +1,7 @@
 // Demo data: every shipped module's plugins/<module>/demo-data.json goes in
 // through the scoped data access (validation, hooks, derived fields, audit), so
-// a first start shows no empty list; a reference to an unknown "$key" fails.
+// a first start shows no empty list, and the demo team can log in; a reference
+// to an unknown "$key" fails.
 import t from 'tap';
 import { build } from '../helper.ts';
 import { seedDemoRows, seedModuleDemoData } from '../../core/demo-data.ts';
@@ -20,23 +21,56 @@ t.test("every module's list answers rows after seeding", async (t) => {
   const written = await seedModuleDemoData(ctx.kernel, tenant.id, tenant.companyId, admin);
   const memberships = expectStatus(await ctx.as(tenant.adminToken, { method: 'GET', url: `/api/pm/tasks?assigneeId=me` }), 200, 'my tasks');
   t.ok(memberships.total > 0, '"$admin" names the tenant\'s administrator: tasks are assigned to them');
-  t.ok(written.catalog > 0 && written.crm > 0, `rows per module: ${JSON.stringify(written)}`);
+  t.ok(written.core > 0 && written.catalog > 0 && written.crm > 0, `rows per module: ${JSON.stringify(written)}`);
   const api = (url: string) => ctx.as(tenant.adminToken, { method: 'GET', url });
-  // each list route of a module beyond core (core's rows are the tenant's users, roles, companies) whose rows
-  // a create makes (uploads, logs and notices come from module code and events, not from demo rows)
-  for (const module of ctx.kernel.modules.filter((m) => m.manifest.id !== 'core')) {
+  const sys = await ctx.kernel.contextFor({ tenant: tenant.id, principal: SYSTEM, companyId: tenant.companyId });
+  // each list route of every module whose rows a create makes (uploads, logs, deliveries and notices come from
+  // module code and events, not from demo rows); a nested list (a project's members) counts its entity's rows
+  for (const module of ctx.kernel.modules) {
     for (const route of module.manifest.routes ?? []) {
-      if (
-        !('entity' in route) ||
-        !route.entity ||
-        route.path.includes(':') ||
-        ('operations' in route && route.operations && !(route.operations.includes('list') && route.operations.includes('create')))
-      )
+      if (!('entity' in route) || !route.entity || ('operations' in route && route.operations && !(route.operations.includes('list') && route.operations.includes('create')))) continue;
+      if (route.path.includes(':')) {
+        t.ok((await sys.data(route.entity).count()) > 0, `${route.entity} (${route.path}) has rows`);
         continue;
+      }
       const list = expectStatus(await api(`${route.path}?size=1`), 200, route.path);
       t.ok(list.total > 0, `${route.path}: ${list.total} rows`);
     }
   }
+  const webhooks = expectStatus(await api('/api/webhooks'), 200, 'webhooks').items as { url: string; active: boolean }[];
+  t.ok(
+    webhooks.every((w) => !w.active && new URL(w.url).hostname.endsWith('.example')),
+    'a demo webhook points at an example address and is inactive: the server never calls out',
+  );
+  const mail = expectStatus(await api('/api/emails'), 200, 'e-mail accounts').items as { host: string; isActive: boolean }[];
+  t.ok(
+    mail.every((m) => !m.isActive && m.host.endsWith('.example')),
+    'a demo mail account names an example host and is inactive',
+  );
+});
+
+t.test('the demo team can log in, holds a role and a company, and can be assigned', async (t) => {
+  const tenant = await ctx.tenant();
+  await seedModuleDemoData(ctx.kernel, tenant.id, tenant.companyId, await adminOf(tenant));
+  const api = (url: string) => ctx.as(tenant.adminToken, { method: 'GET', url });
+  const users = expectStatus(await api('/api/users?size=100'), 200, 'users').items as { id: string; email: string }[];
+  const team = users.filter((u) => u.email !== tenant.adminEmail);
+  t.ok(team.length >= 3, `the team: ${team.map((u) => u.email).join(', ')}`);
+  let assigned = 0;
+  for (const user of team) {
+    const login = await ctx.login(tenant.id, user.email, 'plinth-demo');
+    t.equal(login.statusCode, 200, `${user.email} logs in with the demo password`);
+    const roles = expectStatus(await api(`/api/users/${user.id}/roles`), 200, `${user.email} roles`);
+    t.ok(roles.items.length > 0, `${user.email} holds a role`);
+    const companies = expectStatus(await api(`/api/users/${user.id}/companies`), 200, `${user.email} companies`);
+    t.ok(
+      companies.items.some((c: { id?: string; companyId?: string }) => (c.companyId ?? c.id) === tenant.companyId),
+      `${user.email} belongs to the company`,
+    );
+    const token = login.json().accessToken as string;
+    assigned += expectStatus(await ctx.as(token, { method: 'GET', url: '/api/pm/tasks?assigneeId=me&size=1' }), 200, `${user.email} lists their tasks`).total;
+  }
+  t.ok(assigned > 0, 'tasks are assigned to the team, who see them as theirs');
 });
 
 t.test('a quote with lines: totals computed as for an API write', async (t) => {
