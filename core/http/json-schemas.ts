@@ -126,12 +126,37 @@ const OUTPUT_TYPE: Record<FieldModel['type'], Record<string, unknown>> = {
   ref: { type: 'string', format: 'uuid' },
 };
 
+const SUBSCHEMA = ['items', 'additionalProperties', 'not', 'if', 'then', 'else', 'contains'];
+const SUBSCHEMA_LISTS = ['anyOf', 'allOf', 'oneOf', 'prefixItems', 'items'];
+const SUBSCHEMA_MAPS = ['properties', 'patternProperties'];
+const isSchema = (v: unknown): v is JsonSchema => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * A json field's schema as the response serialiser is to read it: an object
+ * the schema leaves open (no additionalProperties: any key, in JSON Schema)
+ * keeps every key. The serialiser writes only an object's listed properties
+ * unless told otherwise, so { "type": "object" } went out as {} whatever was
+ * stored, and a client writing back what it read erased the value.
+ */
+function keepsUnlisted(schema: JsonSchema): JsonSchema {
+  const out: JsonSchema = { ...schema };
+  for (const k of SUBSCHEMA) if (isSchema(out[k])) out[k] = keepsUnlisted(out[k]);
+  for (const k of SUBSCHEMA_LISTS) if (Array.isArray(out[k])) out[k] = (out[k] as unknown[]).map((s) => (isSchema(s) ? keepsUnlisted(s) : s));
+  for (const k of SUBSCHEMA_MAPS) {
+    if (isSchema(out[k])) out[k] = Object.fromEntries(Object.entries(out[k]).map(([name, s]) => [name, isSchema(s) ? keepsUnlisted(s) : s]));
+  }
+  const object = out.type === 'object' || (Array.isArray(out.type) && out.type.includes('object')) || isSchema(out.properties);
+  if (object && out.additionalProperties === undefined) out.additionalProperties = true;
+  return out;
+}
+
 /** `hideable`: a field rule may hide the field, so it may read as null. */
 function outputValueSchema(f: FieldModel, hideable: boolean): TSchema {
   const base: Record<string, unknown> = { ...OUTPUT_TYPE[f.type], ...(f.type === 'enum' ? { enum: [...f.values!, ...(f.required ? [] : [null])] } : {}) };
   if (f.type === 'json') {
     if (!f.schema) return anyJson(true, f.label);
-    return Type.Unsafe(!f.required || hideable ? { ...orNull(f.schema as JsonSchema), description: f.label } : described(f.schema as JsonSchema, f.label));
+    const schema = keepsUnlisted(f.schema as JsonSchema);
+    return Type.Unsafe(!f.required || hideable ? { ...orNull(schema), description: f.label } : described(schema, f.label));
   }
   const nullable = !f.required || hideable;
   return Type.Unsafe({ ...base, ...(nullable ? { type: [base.type, 'null'] } : {}), description: hideable && f.required ? `${f.label ?? f.name} (null when a field rule hides it)` : f.label });
