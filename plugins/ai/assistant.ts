@@ -7,18 +7,11 @@
 // answer says so in `dueTimeKept`.
 import type { FastifyRequest } from 'fastify';
 import type { Static } from 'typebox';
-import { handler, Type, validationError, type ModuleContext } from '../../core/plugin-api.ts';
+import { handler, Type, validationError } from '../../core/plugin-api.ts';
 import { MAX_TEXT } from './parse.ts';
-import { DATE_LANGUAGES, dateLanguage, type DateLanguage } from './parse-dates.ts';
+import { DATE_LANGUAGES, dateLanguage, localDay, type DateLanguage } from './parse-dates.ts';
 import { propose } from './parse-proposal.ts';
-import { PRIORITIES } from './parse-priority.ts';
-import { ParseResult } from './assistant-schemas.ts';
-
-const DESCRIPTION_MAX = 20_000;
-const Id = Type.String({ format: 'uuid' });
-const Day = Type.String({ format: 'date', description: 'YYYY-MM-DD' });
-const Time = Type.String({ pattern: '^([01]\\d|2[0-3]):[0-5]\\d$', description: 'HH:MM, 24 h' });
-const Zone = Type.String({ minLength: 1, maxLength: 64, description: "IANA time zone; default: the tenant's", examples: ['Europe/Berlin'] });
+import { ConfirmBody, ParseResult, Zone } from './assistant-schemas.ts';
 
 /** An IANA zone the runtime knows, or a 400 naming `path`. */
 function checkZone(zone: string | undefined, path: string, fallback: string): string {
@@ -78,25 +71,24 @@ export const parseAssistantText = handler(
   },
 );
 
-const ConfirmBody = Type.Object(
-  {
-    title: Type.String({ minLength: 1, maxLength: 500, pattern: '\\S' }),
-    description: Type.Optional(Type.Union([Type.String({ maxLength: DESCRIPTION_MAX }), Type.Null()])),
-    dueDate: Type.Optional(Type.Union([Day, Type.Null()])),
-    dueTime: Type.Optional(Type.Union([Time, Type.Null()], { description: 'kept in the description: the task has a due date only' })),
-    timeZone: Type.Optional(Zone),
-    priority: Type.Optional(Type.Union(PRIORITIES.map((p) => Type.Literal(p)))),
-    assigneeId: Type.Optional(Type.Union([Id, Type.Null()])),
-    projectId: Type.Optional(Type.Union([Id, Type.Null()], { description: 'none: a personal task of the caller' })),
-  },
-  { additionalProperties: false },
-);
+/**
+ * The due date and time: dueDate and dueTime as given (an edited proposal need
+ * not recompute dueAt); without a dueDate, dueAt's day and time in the zone.
+ */
+function due(body: Static<typeof ConfirmBody>, zone: string): { date: string | null; time: string | null } {
+  if (body.dueDate === undefined && body.dueAt) {
+    const at = new Date(body.dueAt);
+    if (Number.isNaN(at.getTime()) || at.getUTCFullYear() < 1900 || at.getUTCFullYear() > 8999)
+      throw validationError([{ path: '/dueAt', message: 'must be a date-time between the years 1900 and 8999' }]);
+    return localDay(at, zone);
+  }
+  if (body.dueTime && !body.dueDate) throw validationError([{ path: '/dueTime', message: 'needs a dueDate' }]);
+  return { date: body.dueDate ?? null, time: body.dueTime ?? null };
+}
 
 /** The description the task gets: the caller's, and the due time when there is one. */
-function describe(ctx: ModuleContext, body: Static<typeof ConfirmBody>): string | null {
-  const zone = checkZone(body.timeZone, '/timeZone', ctx.timeZone);
-  if (body.dueTime && !body.dueDate) throw validationError([{ path: '/dueTime', message: 'needs a dueDate' }]);
-  const note = body.dueTime ? `Due at ${body.dueTime} (${zone})` : null;
+function describe(body: Static<typeof ConfirmBody>, time: string | null, zone: string): string | null {
+  const note = time ? `Due at ${time} (${zone})` : null;
   const text = [body.description?.trim() || null, note].filter(Boolean).join('\n\n');
   return text || null;
 }
@@ -116,17 +108,18 @@ export const createAssistantTask = handler(
   },
   async (ctx, request, reply) => {
     const body = request.body;
-    const description = describe(ctx, body);
+    const zone = checkZone(body.timeZone, '/timeZone', ctx.timeZone);
+    const { date, time } = due(body, zone);
     const tasks = ctx.data('Task');
     const row = await tasks.create({
       title: body.title.trim(),
-      description,
-      dueDate: body.dueDate ?? null,
+      description: describe(body, time, zone),
+      dueDate: date,
       priority: body.priority ?? 'normal',
       assigneeId: body.assigneeId ?? null,
       projectId: body.projectId ?? null,
     });
     reply.code(201).header('location', `/api/pm/tasks/${row.id}`);
-    return { task: tasks.toDto(row), dueTimeKept: body.dueTime ? 'description' : null };
+    return { task: tasks.toDto(row), dueTimeKept: time ? 'description' : null };
   },
 );

@@ -8,8 +8,7 @@ import { instantOf, localDay, type DateLanguage } from './parse-dates.ts';
 import { resolveProject, resolveUser, type ProjectRef, type Resolution, type UserRef } from './parse-match.ts';
 import { askProvider, enabledProvider, ProviderFailure } from './provider.ts';
 import type { Priority } from './parse-priority.ts';
-
-const TITLE_MAX = 500;
+import { TITLE_MAX } from './assistant-schemas.ts';
 
 export interface Span {
   start: number;
@@ -37,6 +36,7 @@ export interface Proposal {
     dueDate: string | null;
     dueTime: string | null;
     dueAt: string | null;
+    timeZone: string;
     priority: Priority;
     assigneeId: string | null;
     projectId: string | null;
@@ -120,6 +120,7 @@ export async function propose(ctx: ModuleContext, input: ProposeInput): Promise<
       dueDate: fields.dueDate,
       dueTime: fields.dueTime,
       dueAt: fields.dueDate && fields.dueTime ? instantOf(fields.dueDate, fields.dueTime, timeZone).toISOString() : null,
+      timeZone,
       priority: fields.priority,
       assigneeId: assignee?.match?.id ?? null,
       projectId: project?.match?.id ?? null,

@@ -26,8 +26,10 @@ t.test('parse → confirm: a task of the project, the time kept in the descripti
   );
   t.match(parsed.spans[2].value, { id: people['Maria Rossi'].id, name: 'Maria Rossi' });
   t.match(parsed.spans[3].value, { id: projects.WEB.id, key: 'WEB' });
-  const { dueAt: _dueAt, ...proposal } = parsed.proposal;
-  const res = await confirm({ ...proposal, timeZone: parsed.timeZone });
+  // PM lets only someone who may read the task be its assignee
+  expectStatus(await caller.api('POST', `/api/pm/projects/${projects.WEB.id}/members`, { userId: people['Maria Rossi'].id, role: 'member' }), 201, 'Maria joins WEB');
+  // the proposal exactly as parse answered it
+  const res = await confirm(parsed.proposal);
   const created = expectStatus(res, 201, 'confirm');
   t.equal(res.headers.location, `/api/pm/tasks/${created.task.id}`);
   t.equal(created.dueTimeKept, 'description');
@@ -43,6 +45,27 @@ t.test('parse → confirm: a task of the project, the time kept in the descripti
   });
   const read = expectStatus(await caller.api('GET', `/api/pm/tasks/${created.task.id}`), 200, 'read back through PM');
   t.equal(read.number, 1, 'numbered in its project by PM');
+});
+
+t.test('confirm takes every field parse answers; dueAt alone gives the date and the time', async (t) => {
+  const docs = expectStatus(await ctx.app.inject({ method: 'GET', url: '/api-docs/json' }), 200, 'OpenAPI');
+  const answered = docs.paths['/api/ai/assistant/parse'].post.responses['200'].content['application/json'].schema.properties.proposal;
+  const taken = docs.paths['/api/ai/assistant/confirm'].post.requestBody.content['application/json'].schema;
+  const missing = Object.keys(answered.properties).filter((k) => !(k in taken.properties));
+  t.same(missing, [], 'no field of the proposal is unknown to confirm');
+  const types = (s: { type?: string; anyOf?: { type: string }[] } | undefined) => s?.type ?? s?.anyOf?.map((x) => x.type);
+  for (const k of Object.keys(answered.properties)) t.same(types(taken.properties[k]), types(answered.properties[k]), `${k} typed alike`);
+
+  const parsed = expectStatus(await parse({ text: 'Book flights Friday at 9am', now: NOW, timeZone: 'America/New_York' }), 200, 'parse');
+  t.match(parsed.proposal, { dueDate: '2026-03-13', dueTime: '09:00', dueAt: '2026-03-13T13:00:00.000Z', timeZone: 'America/New_York' });
+  const { dueDate: _d, dueTime: _t, ...instantOnly } = parsed.proposal;
+  const created = expectStatus(await confirm(instantOnly), 201, 'dueAt without dueDate');
+  t.match(created.task, { title: 'Book flights', dueDate: '2026-03-13', description: 'Due at 09:00 (America/New_York)' });
+  t.equal(created.dueTimeKept, 'description');
+  // an edited proposal: dueDate and dueTime decide, a stale dueAt does not
+  const edited = expectStatus(await confirm({ ...parsed.proposal, dueDate: '2026-03-20', dueTime: null }), 201, 'edited');
+  t.match(edited.task, { dueDate: '2026-03-20', description: null });
+  expectProblem(t, await confirm({ title: 'x', dueAt: 'Friday' }), 400, 'VALIDATION_FAILED', 'dueAt in words');
 });
 
 t.test('confirm without a project: the personal task of the caller; description kept before the time', async (t) => {
