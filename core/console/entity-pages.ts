@@ -15,7 +15,11 @@ import type { RowPage } from './module-pages.ts';
 interface Entry {
   path: string;
   entity: string;
-  /** a module's pages of one row (a project's board): linked from the detail page */
+  /**
+   * a module's pages of one row (a project's board): linked from the detail
+   * page; one at /delete draws the row's delete confirmation instead of the
+   * generic one (what goes with the row, a confirmation the API asks for)
+   */
   rowPages: RowPage[];
 }
 
@@ -28,6 +32,8 @@ const problemOf = (body: unknown): Problem => body as Problem;
 
 export function registerEntityPages(app: FastifyInstance, entry: Entry, ui: ConsoleRenderer): void {
   const { path } = entry;
+  const ownDelete = entry.rowPages.some((p) => p.suffix === '/delete');
+  const links = entry.rowPages.filter((p) => p.suffix !== '/delete');
   /** The entity as this user sees it; a page for an action they may not take is as if there were none. */
   const entityOf = (page: Page, action: MetaEntity['actions'][number] = 'read'): MetaEntity => {
     const entity = page.entity(entry.entity);
@@ -121,7 +127,7 @@ export function registerEntityPages(app: FastifyInstance, entry: Entry, ui: Cons
       fields: fields.map((f) => ({ label: f.label, ...cellOf(page, f, row[f.name], labels) })),
       canEdit: entity.actions.includes('update'),
       canDelete: entity.actions.includes('delete'),
-      links: entry.rowPages.map((p) => ({ title: page.moduleTexts[p.key] ?? p.title, url: `${path}/${encodeURIComponent(row.id)}${p.suffix}` })),
+      links: links.map((p) => ({ title: page.moduleTexts[p.key] ?? p.title, url: `${path}/${encodeURIComponent(row.id)}${p.suffix}` })),
     });
   });
 
@@ -149,15 +155,16 @@ export function registerEntityPages(app: FastifyInstance, entry: Entry, ui: Cons
     return ui.render(reply, page, 'form', await formData(page, entity, { mode: 'update', path, row, values: form, problem: problemOf(res.body) }), res.status);
   });
 
-  app.get(`${path}/:id/delete`, async (request, reply) => {
-    const page = await ui.load(request, reply);
-    const entity = entityOf(page, 'delete');
-    const { id } = request.params as { id: string };
-    const res = await page.api.get<Row>(rowUrl(entity, id));
-    if (!res.ok) return ui.render(reply, page, 'problem', { title: entity.label, problem: problemOf(res.body), back: path }, res.status);
-    const url = `${path}/${encodeURIComponent(id)}`;
-    return ui.render(reply, page, 'delete', { title: page.text('delete.title', named(entity)), entity, label: rowLabel(entity, res.body), url, version: res.body.version });
-  });
+  if (!ownDelete)
+    app.get(`${path}/:id/delete`, async (request, reply) => {
+      const page = await ui.load(request, reply);
+      const entity = entityOf(page, 'delete');
+      const { id } = request.params as { id: string };
+      const res = await page.api.get<Row>(rowUrl(entity, id));
+      if (!res.ok) return ui.render(reply, page, 'problem', { title: entity.label, problem: problemOf(res.body), back: path }, res.status);
+      const url = `${path}/${encodeURIComponent(id)}`;
+      return ui.render(reply, page, 'delete', { title: page.text('delete.title', named(entity)), entity, label: rowLabel(entity, res.body), url, version: res.body.version });
+    });
 
   app.post(`${path}/:id/delete`, { preHandler: app.csrfProtection }, async (request, reply) => {
     const page = await ui.load(request, reply);

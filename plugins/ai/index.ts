@@ -15,6 +15,7 @@ import { checkAiProvider } from './provider-test.ts';
 import { assignmentHooks, setTaskAssignee } from './assign.ts';
 import { listReportTypes, reportHooks } from './reports.ts';
 import { getReportRunComparison, createReportRun } from './report-runs.ts';
+import { archiveReport, deleteReport, unarchiveReport } from './report-archive.ts';
 import { scheduledReports } from './schedule.ts';
 import { getAiDashboard } from './dashboard.ts';
 import { aiDashboardPage } from './dashboard-page.ts';
@@ -22,6 +23,7 @@ import { assistantPage } from './assistant-page.ts';
 import { oneReportHistoryPage, reportHistoryPage } from './report-history-page.ts';
 import { reportRunPage } from './report-run-page.ts';
 import { runReportPage } from './run-report-page.ts';
+import { reportDeletePage } from './report-delete-page.ts';
 // registered on import: the client-activity report type and the clients and jobs dashboard sections
 import './client-activity.ts';
 import './client-dashboard.ts';
@@ -53,6 +55,9 @@ export const handlers: PluginModule['handlers'] = {
   listReportTypes,
   createReportRun,
   getReportRunComparison,
+  deleteReport,
+  archiveReport,
+  unarchiveReport,
   getAiDashboard,
 };
 
@@ -82,6 +87,8 @@ export const pages: PluginModule['pages'] = {
   '/ai/reports/history/:id': reportRunPage,
   '/ai/reports/:id/run': runReportPage,
   '/ai/reports/:id/history': oneReportHistoryPage,
+  // in place of the generic confirmation: it names the runs that go with the report
+  '/ai/reports/:id/delete': reportDeletePage,
 };
 
 // the words of those pages and their scripts, which tenants translate (key → English)

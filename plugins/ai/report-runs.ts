@@ -62,10 +62,12 @@ export const createReportRun = handler(
       Type.Object({ from: Instant('start of the input range (default: none, from the beginning)'), to: Instant('end of the input range (default: now)') }, { additionalProperties: false }),
     ),
     response: { 201: Type.Ref('AiReportRun', { description: 'The run, succeeded or failed, as kept in the history', headers: ['Location'] }) },
+    problems: ['STATE_LOCKED'],
   },
   async (ctx, request, reply) => {
     // 404 unless the caller may read the definition (their own, or any for erp:ai:admin)
     const report = await ctx.data('AiReport').read(request.params.id);
+    if (report.archived) throw httpError('STATE_LOCKED', 'the report is archived: restore it to run it (its runs stay readable)');
     const now = ctx.now();
     const from = request.body?.from ? new Date(request.body.from) : null;
     const to = request.body?.to ? new Date(request.body.to) : now;

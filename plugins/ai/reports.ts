@@ -1,14 +1,18 @@
 // Report definitions: the owner is whoever creates one (unless named); the type is one of
 // the registry's and stays; parameters meet the type's schema; a schedule is
 // a cron expression, and nextRunAt follows it (and the enabled flag) on the
-// tenant's clock whenever either changes.
-import { handler, Type, validationError, type EntityHooks } from '../../core/plugin-api.ts';
+// tenant's clock whenever either changes. An archived report is read-only
+// (report-archive.ts archives and restores it).
+import { handler, httpError, Type, validationError, type EntityHooks } from '../../core/plugin-api.ts';
 import { parameterProblems, reportType, reportTypes } from './report-types.ts';
 import { cronProblem, nextRunOf } from './schedule.ts';
 
 export const reportHooks: EntityHooks = {
+  problems: { update: ['STATE_LOCKED'] },
   async beforeWrite(ctx, { op, input = {}, before }) {
     if (op === 'delete') return;
+    // archive and restore change nothing a body names (they set archived themselves)
+    if (before?.archived && Object.keys(input).length) throw httpError('STATE_LOCKED', 'the report is archived: restore it first (POST /api/ai/reports/{id}/unarchive)');
     const out: Record<string, unknown> = { ...input };
     // the create grant decides whose reports one may make (erp:ai:view: one's own)
     if (!before) out.ownerId = input.ownerId ?? ctx.userId;

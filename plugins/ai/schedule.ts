@@ -27,9 +27,9 @@ export function nextRunAfter(expression: string, timeZone: string, after: Date):
   return CronExpressionParser.parse(expression, { currentDate: after, tz: timeZone }).next().toDate();
 }
 
-/** When a definition runs next: null without a schedule or while disabled. */
-export function nextRunOf(report: { schedule?: unknown; enabled?: unknown }, timeZone: string, now: Date): Date | null {
-  return typeof report.schedule === 'string' && report.enabled !== false ? nextRunAfter(report.schedule, timeZone, now) : null;
+/** When a definition runs next: null without a schedule, while disabled or once archived. */
+export function nextRunOf(report: { schedule?: unknown; enabled?: unknown; archived?: unknown }, timeZone: string, now: Date): Date | null {
+  return typeof report.schedule === 'string' && report.enabled !== false && report.archived !== true ? nextRunAfter(report.schedule, timeZone, now) : null;
 }
 
 /**
@@ -45,7 +45,7 @@ export async function runDueReports(ctx: ModuleContext, now: Date = ctx.now()): 
     const claimed = await ctx.transaction(async (tx) => {
       const report = await tx.system().data('AiReport').lock(candidate.id);
       // another process claimed it first, or it changed since it was found
-      if (!report.enabled || !report.nextRunAt || new Date(report.nextRunAt) > now) return null;
+      if (!report.enabled || report.archived || !report.nextRunAt || new Date(report.nextRunAt) > now) return null;
       const next = nextRunOf(report, ctx.timeZone, now);
       await tx
         .system()

@@ -105,7 +105,8 @@ t.test('history and compare', async (t) => {
   const ranged = await run(owner, r.id, { from: '2000-01-01T00:00:00Z', to: '2000-12-31T00:00:00Z' });
   t.match(ranged, { rangeFrom: '2000-01-01T00:00:00.000Z', rangeTo: '2000-12-31T00:00:00.000Z' });
   t.equal(ranged.result.total, 0, 'nothing created in 2000');
-  expectStatus(await owner.api('DELETE', `/api/ai/reports/${r.id}`), 204, 'delete the definition');
+  expectProblem(t, await owner.api('DELETE', `/api/ai/reports/${r.id}`), 409, 'CONFLICT', 'its history is not deleted unasked');
+  expectStatus(await owner.api('DELETE', `/api/ai/reports/${r.id}?force=true`), 204, 'delete the definition, asked for');
   expectProblem(t, await owner.api('GET', `/api/ai/report-runs/${first.id}`), 404, 'NOT_FOUND', 'its runs go with it');
 });
 
