@@ -46,16 +46,20 @@ const derivedWords = (key: string): string =>
 /** id → name for every id a reference field holds anywhere in `value` (and the extra ids given by field). */
 export async function referenceNames(api: PageApi, value: unknown, extra: [string, unknown][] = []): Promise<Map<string, string>> {
   const wanted = new Map<string, string>(extra.filter(([field, id]) => REFERENCES[field] && isUuid(id)).map(([field, id]) => [id as string, field]));
+  const names = new Map<string, string>();
   const walk = (v: unknown) => {
     if (Array.isArray(v)) v.forEach(walk);
     else if (v && typeof v === 'object')
       for (const [k, x] of Object.entries(v)) {
-        if (REFERENCES[k] && isUuid(x)) wanted.set(x, k);
+        // a result that names the row beside its id (assigneeName) needs no lookup
+        const given = (v as Plain)[nameKey(k)];
+        if (REFERENCES[k] && isUuid(x) && typeof given === 'string' && given) names.set(x, given);
+        else if (REFERENCES[k] && isUuid(x)) wanted.set(x, k);
         else walk(x);
       }
   };
   walk(value);
-  const names = new Map<string, string>();
+  for (const id of names.keys()) wanted.delete(id);
   await Promise.all(
     [...wanted].slice(0, MAX_LOOKUPS).map(async ([id, field]) => {
       const ref = REFERENCES[field];
@@ -66,6 +70,9 @@ export async function referenceNames(api: PageApi, value: unknown, extra: [strin
   );
   return names;
 }
+
+/** assigneeId → assigneeName: where a result names a reference's row */
+const nameKey = (key: string) => key.replace(/Id$/, 'Name');
 
 /** `words`: a lower-case value (low, in_progress, offline) reads as a word ("In progress") */
 function cellOf(key: string, value: unknown, names: Map<string, string>, say: Say, words = true): Cell {
@@ -109,7 +116,10 @@ function columnWeight(key: string, sample: unknown): number {
  * name to the client (whose id column then goes).
  */
 function tableOf(key: string, rows: Plain[], names: Map<string, string>, say: Say) {
-  const keys = [...new Set(rows.flatMap((r) => Object.keys(r)))].filter((k) => k !== 'id' && !(k === 'clientId' && rows.some((r) => 'name' in r)));
+  const all = new Set(rows.flatMap((r) => Object.keys(r)));
+  // a reference's name (assigneeName) is its column's text, not a column of its own
+  const named = new Set([...all].filter((k) => REFERENCES[k]).map(nameKey));
+  const keys = [...all].filter((k) => k !== 'id' && !named.has(k) && !(k === 'clientId' && rows.some((r) => 'name' in r)));
   const sample = (k: string) => rows.find((r) => r[k] !== null && r[k] !== undefined)?.[k];
   keys.sort((a, b) => columnWeight(a, sample(a)) - columnWeight(b, sample(b)));
   const columns = keys.flatMap((k): { path: [string, string?]; label: string }[] => {

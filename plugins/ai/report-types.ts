@@ -95,6 +95,10 @@ registerReportType({
     const count = await tasks.count(where);
     const rows = await tasks.find(where, { limit: typeof p.limit === 'number' ? p.limit : 100, orderBy: 'dueDate,number' });
     const dayMs = 86_400_000;
+    const names = await userNames(
+      ctx,
+      rows.map((t) => t.assigneeId),
+    );
     const listed = rows.map((t) => ({
       id: t.id,
       projectId: t.projectId ?? null,
@@ -102,6 +106,7 @@ registerReportType({
       title: t.title,
       priority: t.priority,
       assigneeId: t.assigneeId ?? null,
+      assigneeName: names.get(t.assigneeId) ?? null,
       dueDate: t.dueDate,
       daysOverdue: Math.round((Date.parse(asOf) - Date.parse(t.dueDate)) / dayMs),
     }));
@@ -113,7 +118,7 @@ registerReportType({
 registerReportType({
   name: 'workload',
   title: 'Workload per user',
-  description: "Per assignee, as of the range's end: open tasks, the sum of their estimates (hours) and how many are overdue; unassigned tasks under null",
+  description: "Per assignee (id and name), as of the range's end: open tasks, the sum of their estimates (hours) and how many are overdue; unassigned tasks under null",
   parameters: Type.Object({ projectId: ProjectParam }, { additionalProperties: false }),
   async run(ctx, p, range) {
     const asOf = ctx.today(range.to);
@@ -124,7 +129,17 @@ registerReportType({
       orderBy: '-open',
       limit: 10_000,
     });
-    const items = rows.map((r) => ({ assigneeId: (r.assigneeId as string | null) ?? null, open: counted(r.open), estimate: String(r.estimate), overdue: counted(r.overdue) }));
+    const names = await userNames(
+      ctx,
+      rows.map((r) => r.assigneeId),
+    );
+    const items = rows.map((r) => ({
+      assigneeId: (r.assigneeId as string | null) ?? null,
+      assigneeName: names.get(r.assigneeId) ?? null,
+      open: counted(r.open),
+      estimate: String(r.estimate),
+      overdue: counted(r.overdue),
+    }));
     return { asOf, items };
   },
   figures(r) {
@@ -139,6 +154,18 @@ registerReportType({
     return out;
   },
 });
+
+/**
+ * id → name of the users among `ids`, as the owner may read them: a breakdown
+ * by assignee names each one (an id alone means nothing to a reader); one the
+ * owner may not read keeps its id only.
+ */
+async function userNames(ctx: ModuleContext, ids: unknown[]): Promise<Map<unknown, string>> {
+  const wanted = [...new Set(ids.filter((id): id is string => typeof id === 'string'))];
+  if (!wanted.length || !ctx.can('read', 'User')) return new Map();
+  const users = await ctx.data('User').find({ id: { $in: wanted } }, { limit: wanted.length });
+  return new Map(users.filter((u) => typeof u.name === 'string' && u.name).map((u) => [u.id, u.name as string]));
+}
 
 function prefixed(prefix: string, values: unknown): Record<string, number> {
   return Object.fromEntries(Object.entries((values ?? {}) as Record<string, unknown>).map(([k, v]) => [`${prefix}.${k}`, counted(v)]));

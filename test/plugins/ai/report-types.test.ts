@@ -29,6 +29,9 @@ await pm.task(owner, { projectId: mine.id, statusId: todo.id, priority: 'low' })
 await pm.task(stranger, { projectId: theirs.id, priority: 'high', dueDate: PAST, assigneeId: stranger.id, estimate: '8.00' });
 await pm.task(owner, { title: 'personal', dueDate: PAST, estimate: '1.00' });
 
+const nameOf = async (u: PmUser) => expectStatus(await apiAs(ctx, tenant.adminToken)('GET', `/api/users/${u.id}`), 200, 'user').name as string;
+const [ownerName, colleagueName] = [await nameOf(owner), await nameOf(colleague)];
+
 const define = async (as: PmUser, body: Record<string, unknown>) => expectStatus(await as.api('POST', '/api/ai/reports', body), 201, `define ${JSON.stringify(body)}`);
 const run = async (as: PmUser, id: string, body: Record<string, unknown> = {}) => expectStatus(await as.api('POST', `/api/ai/reports/${id}/run`, body), 201, 'run');
 
@@ -44,16 +47,17 @@ t.test("task summary, overdue tasks and workload: the owner's tasks only, counte
   t.equal(o.result.count, 2, "the high one and the personal one; the done and the stranger's not");
   t.equal(o.result.tasks.length, 1, 'capped by limit');
   t.equal(o.result.truncated, true);
-  t.match(o.result.tasks[0], { dueDate: PAST, priority: 'high', assigneeId: owner.id });
+  t.match(o.result.tasks[0], { dueDate: PAST, priority: 'high', assigneeId: owner.id, assigneeName: ownerName });
   t.ok(o.result.tasks[0].daysOverdue > 2000);
 
   const workload = await define(owner, { name: 'Workload', type: 'workload', parameters: { projectId: mine.id } });
   const w = await run(owner, workload.id);
   const byWho = Object.fromEntries(w.result.items.map((i: { assigneeId: string | null }) => [i.assigneeId ?? 'none', i]));
+  // each assignee named (their name and id), not by id alone
   t.same(byWho, {
-    [owner.id]: { assigneeId: owner.id, open: 1, estimate: '2.00', overdue: 1 },
-    [colleague.id]: { assigneeId: colleague.id, open: 1, estimate: '3.50', overdue: 0 },
-    none: { assigneeId: null, open: 1, estimate: '0.00', overdue: 0 },
+    [owner.id]: { assigneeId: owner.id, assigneeName: ownerName, open: 1, estimate: '2.00', overdue: 1 },
+    [colleague.id]: { assigneeId: colleague.id, assigneeName: colleagueName, open: 1, estimate: '3.50', overdue: 0 },
+    none: { assigneeId: null, assigneeName: null, open: 1, estimate: '0.00', overdue: 0 },
   });
 });
 
