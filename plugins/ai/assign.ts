@@ -3,8 +3,9 @@
 // change's own transaction: it commits or rolls back with the change, and a
 // write runs its hooks once, so nothing is missed and nothing is counted twice
 // (an event subscriber, at least once, would need receipts to dedupe).
-// POST /api/ai/tasks/assign adds a note, and checks that the assignee can read
-// the task, as the project module's grants decide for them.
+// POST /api/ai/tasks/assign adds a note; that the assignee can read the task
+// is the project module's rule on every Task write (plugins/pm/tasks.ts), so
+// this route answers its 422 /assigneeId as PM's routes do.
 import { etag, handler, httpError, Type, type EntityHooks } from '../../core/plugin-api.ts';
 
 export const assignmentHooks: EntityHooks = {
@@ -55,12 +56,6 @@ export const setTaskAssignee = handler(
       if (ifMatch !== undefined && ifMatch !== etag(current.version)) throw httpError('PRECONDITION_FAILED', 'the task changed since it was read');
       if ((current.assigneeId ?? null) === assigneeId) return { task: current, assignment: null };
       const task = await tasks.update(taskId, { assigneeId });
-      if (assigneeId !== null) {
-        // asked after the change: a personal task becomes readable by being assigned
-        const assignee = await tx.as(assigneeId);
-        if (!assignee || !(await assignee.data('Task').count({ id: taskId })))
-          throw httpError('UNPROCESSABLE', 'the assignee cannot read this task', { errors: [{ path: '/assigneeId', message: 'is no active user who may read this task' }] });
-      }
       const history = tx.system().data('AiTaskAssignment');
       const [entry] = await history.find({ taskId, toId: assigneeId }, { limit: 1, orderBy: '-at' });
       const assignment = note !== undefined && entry ? await history.update(entry.id, {}, { set: { note } }) : entry;

@@ -2,7 +2,9 @@
 // first of the project's flow and must be one of that flow; the category
 // mirrors the status and completedAt marks entering a done status; moves
 // follow the project's allowed moves; a task stays in its project; its
-// parent is a task of the same project, never itself or a descendant.
+// parent is a task of the same project, never itself or a descendant; a new
+// assignee is an active user who may read the task (every write path: the
+// generated routes, bulk, the AI module's assign and assistant, module code).
 import { httpError, type EntityHooks, type ModuleContext, type Row } from '../../core/plugin-api.ts';
 import { firstStatus, followStatus, moveRule } from './flows.ts';
 import { assertProjectOpen, unprocessable } from './rules.ts';
@@ -32,6 +34,15 @@ async function checkParent(ctx: ModuleContext, self: string | null, projectId: s
   }
 }
 
+/**
+ * 422 /assigneeId unless `assigneeId` names an active user who may read task `id` as it is stored now:
+ * the task's row under the assignee's own grants, so the project's rules decide, not a role check here.
+ */
+async function checkAssignee(ctx: ModuleContext, id: string, assigneeId: string): Promise<void> {
+  const assignee = await ctx.as(assigneeId);
+  if (!assignee || !(await assignee.data('Task').count({ id }))) throw unprocessable('/assigneeId', 'is no active user who may read this task');
+}
+
 export const taskHooks: EntityHooks = {
   problems: { create: ['STATE_LOCKED', 'UNPROCESSABLE'], update: ['STATE_LOCKED', 'UNPROCESSABLE', 'INVALID_TRANSITION'], delete: ['STATE_LOCKED'] },
   async beforeWrite(ctx, { op, input = {}, before }) {
@@ -58,5 +69,10 @@ export const taskHooks: EntityHooks = {
     }
     if (typeof input.parentId === 'string' && input.parentId !== before.parentId) await checkParent(ctx, before.id, projectId, input.parentId);
     return out;
+  },
+  // after the write: the task as stored decides (a personal task becomes readable by being assigned)
+  async afterWrite(ctx, { id, before, after }) {
+    const assigneeId = (after?.assigneeId as string | null | undefined) ?? null;
+    if (assigneeId && assigneeId !== (before?.assigneeId ?? null)) await checkAssignee(ctx, id, assigneeId);
   },
 };

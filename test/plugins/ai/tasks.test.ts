@@ -1,6 +1,7 @@
 // AI task routes: the project module's tasks under /api/ai, with PM's grants
 // and hooks; my-tasks; assign/reassign/unassign with history, including
-// changes made through PM's routes, never doubled; bad input.
+// changes made through PM's routes, never doubled; an assignee who may read
+// the task on every AI path (PM's rule); bad input.
 import t from 'tap';
 import { build } from '../../helper.ts';
 import { expectProblem, expectStatus, pmApi, UNKNOWN_ID, type PmUser } from '../pm/pm-api.ts';
@@ -109,6 +110,28 @@ t.test('personal tasks: assigning makes them readable by the assignee', async (t
   t.equal(expectStatus(await colleague.api('GET', `/api/ai/tasks/${task.id}`), 200, 'assignee reads').id, task.id);
   const noPm = await pm.user(['erp:ai:view']);
   expectProblem(t, await me.api('POST', '/api/ai/tasks/assign', { taskId: task.id, assigneeId: noPm.id }), 422, 'UNPROCESSABLE', 'a user without task access');
+});
+
+t.test("an assignee who cannot read the task: PM's 422 /assigneeId on every AI path", async (t) => {
+  const owner = await aiUser();
+  const outsider = await aiUser();
+  const p = await pm.project(owner);
+  const task = await pm.task(owner, { projectId: p.id });
+  const refused = (res: Awaited<ReturnType<typeof owner.api>>, what: string) => {
+    expectProblem(t, res, 422, 'UNPROCESSABLE', what);
+    t.same(
+      res.json().errors?.map((e: { path: string }) => e.path),
+      ['/assigneeId'],
+      `${what}: names the field`,
+    );
+  };
+  refused(await owner.api('POST', '/api/ai/tasks', { title: 'x', projectId: p.id, assigneeId: outsider.id }), 'create');
+  refused(await owner.api('PATCH', `/api/ai/tasks/${task.id}`, { assigneeId: outsider.id }), 'PATCH');
+  refused(await owner.api('POST', '/api/ai/assistant/confirm', { title: 'x', projectId: p.id, assigneeId: outsider.id }), 'assistant confirm');
+  refused(await owner.api('POST', '/api/ai/tasks/assign', { taskId: task.id, assigneeId: outsider.id }), 'assign');
+  t.equal(expectStatus(await owner.api('GET', `/api/ai/tasks?projectId=${p.id}`), 200, 'list').total, 1, 'nothing created');
+  t.match(expectStatus(await owner.api('GET', `/api/ai/tasks/${task.id}`), 200, 'task'), { assigneeId: null, version: task.version }, 'nothing changed');
+  t.same(await history(owner, task.id), [], 'no history entry');
 });
 
 t.test("changes through PM's routes and module code are recorded once", async (t) => {

@@ -32,9 +32,9 @@ t.test('assigned: the new assignee, not one who assigns themselves, not a non-me
   t.match(n, { kind: 'assigned', taskId: task.id, userId: w.member.id, read: false, commentId: null, title: 'Assigned to you: Write the docs' });
   t.type(n.actorId, 'string', 'the admin assigned it');
   await ok(w.owner.call('PATCH', `/api/pm/tasks/${task.id}`, { assigneeId: w.owner.id }));
-  await ok(w.admin('PATCH', `/api/pm/tasks/${task.id}`, { assigneeId: w.outsider.id }));
+  t.equal((await w.admin('PATCH', `/api/pm/tasks/${task.id}`, { assigneeId: w.outsider.id })).statusCode, 422, 'nor can the outsider be assigned it');
   await ok(w.admin('PATCH', `/api/pm/tasks/${task.id}`, { title: 'renamed' }));
-  await settled(task.id, 'Task', 4);
+  await settled(task.id, 'Task', 3);
   t.same(await noticesOf(w.owner), [], 'the owner assigned themselves');
   t.same(await noticesOf(w.outsider), [], 'the outsider cannot read the task');
   t.equal((await noticesOf(w.member)).length, 1, 'a change of something else is no news');
@@ -85,7 +85,11 @@ t.test('due_soon and overdue: the daily job, once per task, kind and day, open t
   const late = await w.task({ title: 'late', dueDate: '2031-03-01', assigneeId: w.viewer.id });
   await w.task({ title: 'later', dueDate: '2031-03-20', assigneeId: w.viewer.id });
   await w.task({ title: 'nobody', dueDate: '2031-03-01' });
-  await w.task({ title: 'not for them', dueDate: '2031-03-11', assigneeId: w.outsider.id });
+  // assigned while a member, then they left the project: the task is no longer theirs to read
+  const leaver = await w.ctx.user(w.tenant, { codes: ['erp:pm:view'] });
+  const membership = await ok(w.admin('POST', `/api/pm/projects/${w.projectId}/members`, { userId: leaver.id, role: 'member' }));
+  await w.task({ title: 'not for them', dueDate: '2031-03-11', assigneeId: leaver.id });
+  await ok(w.admin('DELETE', `/api/pm/projects/${w.projectId}/members/${membership.id}`));
   await waitFor(w.viewer, late.id, 1);
   const sys = await w.ctx.kernel.contextFor({ tenant: w.tenant.id, principal: SYSTEM, companyId: w.tenant.companyId });
   const job = { on };
@@ -99,7 +103,7 @@ t.test('due_soon and overdue: the daily job, once per task, kind and day, open t
     ['due_soon', soon.id, on, 'Due tomorrow: soon'],
     ['overdue', late.id, on, 'Overdue: late'],
   ]);
-  t.same(due(await noticesOf(w.outsider)), [], 'not for a user who cannot read the task');
+  t.same(due(await noticesOf({ ...leaver, call: caller(w.ctx, leaver.token) })), [], 'not for a user who cannot read the task');
   // again the same day: nothing new; the next day: overdue again, the task due "tomorrow" then is today
   await sys.enqueue('pm.due-reminders', job);
   await sys.enqueue('pm.due-reminders', { on: '2031-03-11' });

@@ -1,6 +1,7 @@
 // Tasks: reporter, default status, status of the project's flow, category and
 // completedAt, moves, fixed project, parents; priorities; list filters and
-// sorts (assigneeId=me, overdue, priority order, due dates); bad input.
+// sorts (assigneeId=me, overdue, priority order, due dates); bad input; an
+// assignee who may read the task, on every write path.
 import t from 'tap';
 import { build } from '../../helper.ts';
 import { expectProblem, expectStatus, pmApi, UNKNOWN_ID } from './pm-api.ts';
@@ -71,6 +72,55 @@ t.test('status of another project: 422 /statusId; project fixed; parent rules', 
   expectProblem(t, cycle, 422, 'UNPROCESSABLE', 'cycle');
   t.equal(cycle.json().errors[0].path, '/parentId');
   expectProblem(t, await owner.api('POST', '/api/pm/tasks', { title: 'x', parentId: UNKNOWN_ID }), 400, 'VALIDATION_FAILED', 'unknown parent');
+});
+
+t.test('an assignee may read the task: 422 /assigneeId on create, PATCH, PUT and bulk', async (t) => {
+  const { project: p, owner, member, viewer, outsider } = await pm.team();
+  const noPm = await pm.user(['core:user:view']);
+  const refused = (res: Awaited<ReturnType<typeof owner.api>>, what: string) => {
+    expectProblem(t, res, 422, 'UNPROCESSABLE', what);
+    t.same(
+      res.json().errors?.map((e: { path: string }) => e.path),
+      ['/assigneeId'],
+      `${what}: names the field`,
+    );
+  };
+  const count = async () => expectStatus(await owner.api('GET', `/api/pm/tasks?projectId=${p.id}`), 200, 'list').total as number;
+  refused(await owner.api('POST', '/api/pm/tasks', { title: 'x', projectId: p.id, assigneeId: outsider.id }), 'create for a non-member');
+  refused(await owner.api('POST', '/api/pm/tasks', { title: 'x', assigneeId: noPm.id }), 'a personal task for a user without task access');
+  t.equal(await count(), 0, 'nothing created');
+  t.equal(expectStatus(await outsider.api('GET', '/api/pm/reports/workload'), 200, 'workload').items.length, 0, 'nothing in their workload');
+  const task = await pm.task(owner, { projectId: p.id, assigneeId: viewer.id });
+  t.equal(task.assigneeId, viewer.id, 'a viewer reads the task');
+  t.equal((await pm.task(owner, { title: 'mine', assigneeId: outsider.id })).assigneeId, outsider.id, 'a personal task becomes readable by its assignee');
+
+  refused(await owner.api('PATCH', `/api/pm/tasks/${task.id}`, { assigneeId: outsider.id }), 'PATCH');
+  const { id, number, category, reporterId, completedAt, createdAt, updatedAt, version, ...fields } = task;
+  t.ok(id && number && category && reporterId && createdAt && updatedAt && version && completedAt === null, 'the read-only fields left out of PUT');
+  refused(await owner.api('PUT', `/api/pm/tasks/${task.id}`, { ...fields, assigneeId: outsider.id }), 'PUT');
+  const bulk = await owner.api('POST', '/api/pm/tasks/bulk', {
+    create: [{ title: 'y', projectId: p.id, assigneeId: outsider.id }],
+    update: [{ id: task.id, assigneeId: noPm.id }],
+  });
+  expectProblem(t, bulk, 422, 'BULK_FAILED', 'bulk');
+  t.same(
+    bulk.json().failures.map((f: { op: string; problem: { code: string; errors: { path: string }[] } }) => [f.op, f.problem.code, f.problem.errors[0].path]),
+    [
+      ['create', 'UNPROCESSABLE', '/assigneeId'],
+      ['update', 'UNPROCESSABLE', '/assigneeId'],
+    ],
+  );
+  const now = expectStatus(await owner.api('GET', `/api/pm/tasks/${task.id}`), 200, 'task');
+  t.match(now, { assigneeId: viewer.id, version: task.version }, 'every refused write left the task as it was');
+  t.equal(await count(), 1, 'the refused bulk created nothing');
+
+  expectStatus(await member.api('PUT', `/api/pm/tasks/${task.id}`, { ...fields, assigneeId: member.id }), 200, 'PUT to a member');
+  expectStatus(await owner.api('PATCH', `/api/pm/tasks/${task.id}`, { assigneeId: null }), 200, 'unassign');
+  // only a new assignee is asked: one who left the project since does not block other changes
+  expectStatus(await owner.api('PATCH', `/api/pm/tasks/${task.id}`, { assigneeId: member.id }), 200, 'assign');
+  const [membership] = expectStatus(await owner.api('GET', `/api/pm/projects/${p.id}/members?userId=${member.id}`), 200, 'member').items;
+  expectStatus(await owner.api('DELETE', `/api/pm/projects/${p.id}/members/${membership.id}`), 204, 'the member leaves');
+  expectStatus(await owner.api('PATCH', `/api/pm/tasks/${task.id}`, { title: 'renamed' }), 200, 'another change');
 });
 
 t.test('priorities', async (t) => {
