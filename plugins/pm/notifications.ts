@@ -78,8 +78,9 @@ async function onComment(ctx: ModuleContext, event: PlinthEvent): Promise<void> 
   const mentioned = new Set((comment.mentions as string[] | null) ?? []);
   const base = { task, commentId: comment.id as string, actorId: author };
   if (!created) {
-    // an edit notifies only the users it newly mentions
-    const before = new Set((((event.payload.changes ?? {}) as Changes).mentions?.before as string[] | null) ?? []);
+    // an edit notifies only the users it newly mentions; an edit that kept the mentions lists no change of them
+    const changed = ((event.payload.changes ?? {}) as Changes).mentions;
+    const before = new Set(changed ? ((changed.before as string[] | null) ?? []) : mentioned);
     const fresh = [...mentioned].filter((u) => !before.has(u) && u !== author);
     return notify(
       ctx,

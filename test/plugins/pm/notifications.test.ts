@@ -79,6 +79,23 @@ t.test('an edit that mentions someone new tells them only', async (t) => {
   t.match(await waitFor(w.owner, task.id, 1), [{ kind: 'mention', commentId: c.id }]);
 });
 
+t.test('a mention notifies once: edits that keep it, or add someone else, do not repeat it', async (t) => {
+  const task = await w.task();
+  const c = await ok(w.member.call('POST', '/api/pm/comments', { taskId: task.id, body: `@${handle(w.owner)} please look` }));
+  t.match(await waitFor(w.owner, task.id, 1), [{ kind: 'mention', commentId: c.id }], 'the comment tells the one it mentions');
+  await ok(w.member.call('PATCH', `/api/pm/comments/${c.id}`, { body: `@${handle(w.owner)} please have a look` }));
+  await ok(w.member.call('PATCH', `/api/pm/comments/${c.id}`, { body: `@${handle(w.owner)} please have a look today` }));
+  await ok(w.member.call('PATCH', `/api/pm/comments/${c.id}`, { body: `@${handle(w.owner)} @${handle(w.viewer)} please have a look today` }));
+  // the subscriber handles a comment's events oldest first: once the last edit's notice is there, every one is
+  t.match(await waitFor(w.viewer, task.id, 1), [{ kind: 'mention', commentId: c.id }], 'the one newly mentioned hears of it');
+  const owner = (await noticesOf(w.owner)).filter((n) => n.taskId === task.id);
+  t.same(
+    owner.map((n) => [n.kind, n.commentId]),
+    [['mention', c.id]],
+    'one comment, three edits: one notification',
+  );
+});
+
 t.test('due_soon and overdue: the daily job, once per task, kind and day, open tasks with an assignee only', async (t) => {
   const on = '2031-03-10';
   const soon = await w.task({ title: 'soon', dueDate: '2031-03-11', assigneeId: w.viewer.id });
