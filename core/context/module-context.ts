@@ -231,7 +231,10 @@ export class ModuleContext {
   /**
    * Runs `fn` in one transaction: everything done through the context it
    * receives commits or rolls back together. Inside a transaction already,
-   * `fn` joins it.
+   * `fn` joins it. One that loses a deadlock or a serialization conflict runs
+   * again from the start, a few times at most (crud/crud-service.ts,
+   * inTransaction): keep what `fn` builds inside it, and leave calls out of the
+   * runtime to afterCommit.
    */
   async transaction<T>(fn: (tx: ModuleContext) => Promise<T>): Promise<T> {
     return inTransaction(this.crud, (crud) => fn(crud === this.crud ? this : new ModuleContext(this.#services, crud)));

@@ -43,8 +43,9 @@ export class BulkFailed extends Error {
  * (a 4xx answer); anything else (a lost connection, a bug) is rethrown at once.
  */
 export async function runBulk(service: CrudService, ctx: CrudContext, input: BulkInput, bound: Bound | undefined, isRowError: (err: unknown) => boolean): Promise<BulkResult> {
-  const failures: BulkFailure[] = [];
   const result = await inTransaction(ctx, async (tx) => {
+    // inside: a try the kernel runs again (a lost deadlock) starts with none
+    const failures: BulkFailure[] = [];
     const out: BulkResult = { created: [], updated: [], deleted: [] };
     const each = async <T>(op: BulkOp, index: number, id: string | undefined, fn: () => Promise<T>): Promise<T | undefined> => {
       await run(tx.em, 'savepoint bulk_row', []);

@@ -25,6 +25,8 @@ import { v7 as uuidv7 } from 'uuid';
 import { readColumns, readableColumn, writeFieldFlags } from '../data/field-access.ts';
 import type { Principal } from '../access/principal.ts';
 import { onLane } from '../db/lane-pool.ts';
+import { isTransactionConflict } from '../db/failures.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Outbox } from '../data/outbox.ts';
 import { CRUD_ACTIONS, crudEventType } from '../manifest/events.ts';
 import type { DataChanges } from '../data/changes.ts';
@@ -86,23 +88,54 @@ export interface CrudContext {
   };
 }
 
+/** How many times the kernel runs a transaction that lost a deadlock or a serialization conflict, in all. */
+export const TRANSACTION_TRIES = 3;
+/** The longest pause before the second try, in milliseconds (twice that before the third). */
+const RETRY_PAUSE_MS = 20;
+
 /**
  * Runs `fn` in one transaction on `ctx`'s connection, or in the transaction
  * `ctx` is already in; after-commit work runs once the outermost one commits.
+ *
+ * The outermost transaction that PostgreSQL rolls back for a deadlock (40P01)
+ * or a serialization conflict (40001) runs again from the start, `fn` and all,
+ * up to TRANSACTION_TRIES times in all, after a short random pause (so the
+ * transactions that collided do not collide again in step); then the error
+ * answers 503. A try that failed leaves nothing behind: its writes, outbox
+ * events and audit records rode in its transaction, and its after-commit work
+ * and transaction state are dropped with it. A nested call joins the outer
+ * transaction and is never retried alone. So `fn` must be safe to run again:
+ * keep what it builds inside it, not in variables around it.
  */
 export async function inTransaction<T>(ctx: CrudContext, fn: (tx: CrudContext) => Promise<T>): Promise<T> {
   if (ctx.tx) return fn(ctx);
+  for (let tries = 1; ; tries++) {
+    let done: { result: T; afterCommit: (() => Promise<void>)[] };
+    try {
+      done = await tryTransaction(ctx, fn);
+    } catch (err) {
+      if (tries >= TRANSACTION_TRIES || !isTransactionConflict(err)) throw err;
+      await sleep(Math.random() * RETRY_PAUSE_MS * tries);
+      continue;
+    }
+    // outside the try: after-commit work runs once, and a failure of it never runs the committed transaction again
+    for (const f of done.afterCommit) await f();
+    return done.result;
+  }
+}
+
+async function tryTransaction<T>(ctx: CrudContext, fn: (tx: CrudContext) => Promise<T>): Promise<{ result: T; afterCommit: (() => Promise<void>)[] }> {
   const afterCommit: (() => Promise<void>)[] = [];
   // begin and commit on the connection, without em.transactional's unit-of-work flush: writes are
   // SQL (data/table.ts); an EntityManager bound to the transaction still serves kernel code using one
   const connection = ctx.em.getConnection();
   const trx = await onLane(ctx.em.schema, () => connection.begin());
-  let result: T;
   try {
     const em = ctx.em.fork();
     em.setTransactionContext(trx);
-    result = await fn({ ...ctx, em, tx: { afterCommit, outside: ctx, state: new Map() } });
+    const result = await fn({ ...ctx, em, tx: { afterCommit, outside: ctx, state: new Map() } });
     await connection.commit(trx);
+    return { result, afterCommit };
   } catch (err) {
     try {
       await connection.rollback(trx);
@@ -111,8 +144,6 @@ export async function inTransaction<T>(ctx: CrudContext, fn: (tx: CrudContext) =
     }
     throw err;
   }
-  for (const f of afterCommit) await f();
-  return result;
 }
 
 export type WriteOp = 'create' | 'replace' | 'update' | 'delete';
@@ -450,8 +481,9 @@ export class CrudService {
     };
     const data = this.#data;
     if (!data || opts.cache === false) return { ...(await load()), cached: false };
-    // the statement and its values hold the caller's whole scope; the stamp is read before it runs (data/changes.ts)
-    const key = [ctx.tenantId, data.changes.stamp(ctx.tenantId, params.tables), wanted, statement.sql, JSON.stringify(statement.values)].join('\n');
+    // the statement and its values hold the caller's whole scope; the stamp is read before it runs (data/changes.ts);
+    // the columns name the result's keys, which the statement's aliases (g0, m0) do not: the same statement under other names is another result
+    const key = [ctx.tenantId, data.changes.stamp(ctx.tenantId, params.tables), wanted, statement.sql, JSON.stringify(statement.values), JSON.stringify(statement.columns)].join('\n');
     const { value, cached } = await data.results.get(key, load);
     return { ...value, cached };
   }

@@ -1,7 +1,8 @@
 // Which database errors mean "the database cannot take this right now" rather
 // than "this request is wrong": a refused or dropped connection, a server
 // shutting down or starting, a full server, a pool that hands out no connection
-// in time, a transaction rolled back for a deadlock. Those answer 503 with
+// in time, a transaction rolled back for a deadlock (once the kernel's own tries
+// of it ran out: crud/crud-service.ts, inTransaction). Those answer 503 with
 // Retry-After, never 500.
 
 /**
@@ -35,6 +36,16 @@ export function databaseErrorOf(err: unknown): { state: string; error: ErrorLike
 
 /** The SQLSTATE of a database error, wherever in its causes the driver put it. */
 export const sqlStateOf = (err: unknown): string | undefined => databaseErrorOf(err)?.state;
+
+/**
+ * A transaction PostgreSQL rolled back to let another go on: it lost a deadlock
+ * (40P01) or a serializable conflict (40001). Run again from its start, it
+ * usually succeeds, so the kernel tries it again before answering 503.
+ */
+export function isTransactionConflict(err: unknown): boolean {
+  const state = sqlStateOf(err);
+  return state === '40P01' || state === '40001';
+}
 
 export function isDatabaseUnavailable(err: unknown): boolean {
   for (const e of causes(err)) {
