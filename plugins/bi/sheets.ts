@@ -1,9 +1,26 @@
 // The sheets (pages) of an application keep an order: PUT
 // /api/bi/apps/:id/sheet-order names every sheet once, in the new order, and
 // their positions are rewritten in one transaction with the caller's rights.
-import { handler, Type, validationError } from '../../core/plugin-api.ts';
+// Locks in the order a single write of a sheet takes them (the sheet, then the
+// application its path names): every sheet of the application, in id order,
+// then the application, whose row lock keeps two orders from interleaving.
+import { handler, Type, validationError, type ModuleContext, type Row } from '../../core/plugin-api.ts';
 
 const Id = Type.String({ format: 'uuid' });
+
+/**
+ * Locks the rows of `entity` named by `rows`, in id order (so two callers locking overlapping sets never wait
+ * on each other in a circle); a row deleted since it was listed is left out.
+ */
+export async function lockInIdOrder(ctx: ModuleContext, entity: string, rows: Row[]): Promise<void> {
+  for (const id of rows.map((r) => r.id as string).sort()) {
+    try {
+      await ctx.data(entity).lock(id);
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== 'NOT_FOUND') throw err;
+    }
+  }
+}
 
 export const setSheetOrder = handler(
   {
@@ -23,8 +40,9 @@ export const setSheetOrder = handler(
     const { id } = request.params;
     const { sheetIds } = request.body;
     const rows = await ctx.transaction(async (tx) => {
-      await tx.data('BiApp').read(id);
-      await tx.serialize(`bi:sheets:${id}`);
+      await lockInIdOrder(tx, 'BiSheet', await tx.data('BiSheet').find({ appId: id }, { limit: 1000 }));
+      // 404 for an application the caller cannot read; then the sheets again, one created meanwhile among them
+      await tx.data('BiApp').lock(id);
       const sheets = await tx.data('BiSheet').find({ appId: id }, { limit: 1000 });
       const known = new Set(sheets.map((s) => s.id as string));
       const errors = sheetIds.flatMap((s, i) => (known.has(s) ? [] : [{ path: `/sheetIds/${i}`, message: 'is no sheet of this application' }]));

@@ -7,6 +7,16 @@
 // application, which wins when both are given). PUT /api/bi/sheets/:id/layout
 // moves every widget of a sheet in one call (the drag-and-drop dashboard),
 // checked as a whole, since widgets may overlap while they move one by one.
+//
+// Locks, in one order everywhere (two writers taking them in opposite orders
+// deadlock): the widget rows a write changes, in id order, then their sheet's
+// row. The kernel takes them so in one write of a widget (the row, then the
+// parent its path names); a create has no widget row yet and locks the sheet
+// first; the layout call locks every widget of the sheet before the sheet. The
+// sheet's row lock is its layout's lock: each write of its widgets holds it
+// while it places or checks them. The kernel runs a transaction that still
+// loses a deadlock again (a sheet deleted with its widgets locks them after it).
+import { lockInIdOrder } from './sheets.ts';
 import { handler, httpError, Type, validationError, type EntityHooks, type ModuleContext, type Row } from '../../core/plugin-api.ts';
 
 const COLUMNS = 12;
@@ -53,7 +63,7 @@ export const widgetHooks: EntityHooks = {
   // a new widget: the left of the first free row below every other widget of its sheet
   async beforeWrite(ctx, { op, input, parents }) {
     if (op !== 'create' || typeof parents?.sheetId !== 'string') return;
-    await ctx.serialize(`${LAYOUT}:${parents.sheetId}`);
+    await ctx.data('BiSheet').lock(parents.sheetId);
     const others = (await ctx.system().data('BiWidget').find({ sheetId: parents.sheetId }, { limit: 1000 })) as unknown as Box[];
     return { ...input, x: 0, y: others.reduce((bottom, o) => Math.max(bottom, o.y + o.h), 0) };
   },
@@ -61,7 +71,8 @@ export const widgetHooks: EntityHooks = {
     if (op === 'delete' || !after) return;
     await checkContent(ctx, after);
     if (op === 'create' || ctx.transactionState?.get(LAYOUT) === after.sheetId) return;
-    await ctx.serialize(`${LAYOUT}:${after.sheetId}`);
+    // held already (the kernel locked the widget's sheet before writing it): the grid is checked under it
+    await ctx.data('BiSheet').lock(after.sheetId as string);
     const others = (await ctx
       .system()
       .data('BiWidget')
@@ -100,8 +111,10 @@ export const setSheetLayout = handler(
     const sheetId = request.params.id;
     const boxes = Object.entries(request.body.widgets).map(([id, b]) => ({ id, ...b }));
     const rows = await ctx.transaction(async (tx) => {
-      await tx.data('BiSheet').read(sheetId);
-      await tx.serialize(`${LAYOUT}:${sheetId}`);
+      // the widgets first, in id order, then the sheet (the order at the top); 404 for a sheet the caller cannot read
+      await lockInIdOrder(tx, 'BiWidget', await tx.data('BiWidget').find({ sheetId }, { limit: 1000 }));
+      await tx.data('BiSheet').lock(sheetId);
+      // read again under the sheet's lock: a widget created meanwhile belongs to the layout too
       const current = await tx.data('BiWidget').find({ sheetId }, { limit: 1000 });
       const known = new Set(current.map((w) => w.id as string));
       const errors = boxes.flatMap((b) => (known.has(b.id) ? [] : [{ path: `/widgets/${b.id}`, message: 'is no widget of this sheet' }]));
