@@ -1,6 +1,7 @@
 // Many writes on one sheet at once: widget creates, PATCHes of one widget and
 // layout saves all answer as they would one by one (no 503 for a deadlock
-// between the sheet's locks), and the grid they leave is sound.
+// between the sheet's locks), and the grid they leave is sound; so do sheet
+// orders and PATCHes of the sheets of one application.
 import t from 'tap';
 import { build, onPglite } from '../../helper.ts';
 import { biApi, expectStatus } from './bi-api.ts';
@@ -59,4 +60,21 @@ t.test('layout saves and PATCHes of the same widgets, all at once: every one suc
   const list = expectStatus(await team.owner.api('GET', `/api/bi/sheets/${s.id}/widgets`), 200, 'widgets');
   const [x, y] = list.items as Box[];
   t.notOk(overlaps(x, y), 'the widgets do not overlap');
+});
+
+t.test('sheet orders and PATCHes of the same sheets, all at once: every one succeeds', async (t) => {
+  const team = await bi.team();
+  const [a, b, c] = [await bi.sheet(team.owner, team.app.id), await bi.sheet(team.owner, team.app.id), await bi.sheet(team.owner, team.app.id)];
+  const orders = [
+    [a.id, b.id, c.id],
+    [c.id, b.id, a.id],
+  ];
+  const answers = await Promise.all(
+    Array.from({ length: HALF * 2 }, (_, n) =>
+      n % 2
+        ? team.editor.api('PATCH', `/api/bi/apps/${team.app.id}/sheets/${[a, b, c][n % 3].id}`, { description: `D${n}` })
+        : team.owner.api('PUT', `/api/bi/apps/${team.app.id}/sheet-order`, { sheetIds: orders[n % 4 ? 1 : 0] }),
+    ),
+  );
+  t.same(statusesOf(answers), [200], 'every order and PATCH: 200');
 });
