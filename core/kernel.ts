@@ -28,6 +28,7 @@ import { RoleDirectory } from './access/role-directory.ts';
 import type { Principal } from './access/principal.ts';
 import { KernelServices } from './context/services.ts';
 import type { EntityHooks } from './context/hooks.ts';
+import { builtInTexts, translationKeyHooks } from './http/interface-texts.ts';
 import type { MenuEntry, ModuleContext } from './context/module-context.ts';
 import { crudContextOf } from './context/context-for.ts';
 import { Identity } from './auth/identity.ts';
@@ -207,6 +208,8 @@ export async function openKernel(config: Config): Promise<Kernel> {
   kernel.migrations = new BackgroundMigration(kernel);
   kernel.authenticators = authenticatorsOf(modules);
   kernel.hooks = hooksByEntity(modules, models);
+  // a tenant's text names a text the interface has (interface-texts.ts), whoever writes it
+  if (models.has('Translation')) kernel.hooks.set('Translation', [translationKeyHooks(builtInTexts(kernel)), ...(kernel.hooks.get('Translation') ?? [])]);
   kernel.abilities = new AbilityFactory(kernel.permissions, new RoleDirectory(kernel, { tenants: config.tenantCacheSize }), { tenants: config.tenantCacheSize });
   const unsubscribe = roleChanges.subscribe((tenantId) => (tenantId === null ? kernel.abilities.invalidateAll() : kernel.abilities.invalidate(tenantId)));
   kernel.services = new KernelServices({

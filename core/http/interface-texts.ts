@@ -7,6 +7,8 @@
 import { readFileSync } from 'node:fs';
 import type { Kernel } from '../kernel.ts';
 import { SYSTEM } from '../access/principal.ts';
+import type { EntityHooks } from '../context/hooks.ts';
+import { validationError } from '../context/module-context.ts';
 
 const BUILT_IN_LANGUAGE = 'en';
 const CONSOLE_NAMESPACE = 'console';
@@ -56,6 +58,26 @@ export const menuKey = (path: string) => `menu${path.replaceAll('/', '.')}`;
 export const pageKey = (path: string) => `page${path.replaceAll('/', '.')}`;
 export const entityKey = (entity: string) => `entity.${entity}`;
 export const fieldKey = (entity: string, field: string) => `field.${entity}.${field}`;
+
+/**
+ * The kernel's rule on every Translation write: a row names a namespace and one
+ * of its keys, else it would be stored and never shown (a typo, a key renamed
+ * since). Checked on create and on any change of namespace or key.
+ */
+export function translationKeyHooks(texts: Texts): EntityHooks {
+  return {
+    async beforeWrite(_ctx, { op, input, before }) {
+      if (op === 'delete' || !input || (op !== 'create' && !('namespace' in input) && !('key' in input))) return;
+      const namespace = input.namespace !== undefined ? input.namespace : before?.namespace;
+      const key = input.key !== undefined ? input.key : before?.key;
+      // a missing or mistyped value is the validation's to answer
+      if (typeof namespace !== 'string' || typeof key !== 'string') return;
+      const keys = texts.get(namespace);
+      if (!keys) throw validationError([{ path: '/namespace', message: `"${namespace}" is no namespace of the interface texts (a module's id, or "console")` }]);
+      if (!keys.has(key)) throw validationError([{ path: '/key', message: `"${key}" is no text key of namespace "${namespace}"` }]);
+    },
+  };
+}
 
 interface Override {
   language: string;
