@@ -3,7 +3,8 @@
 // workload, and the dashboard's figures. Every number is counted in SQL by the
 // kernel's aggregates (ctx.data(e).aggregate), inside the caller's read scope:
 // a member counts the tasks of their projects (and their personal tasks), a
-// non-member nothing. "Today" is the tenant's date (ctx.today()).
+// non-member nothing. "Today" is the tenant's date (ctx.today()). Assignees
+// come with their names, read from the user directory as the caller.
 import { addDays, handler, Type, validationError, type AggregateRow, type ModuleContext } from '../../core/plugin-api.ts';
 
 const CATEGORIES = ['backlog', 'todo', 'in_progress', 'done', 'cancelled'] as const;
@@ -65,6 +66,14 @@ function daysOf(field: string, from: string, to: string, zone: string): Record<s
 }
 
 const num = (row: AggregateRow | undefined, key: string) => Number(row?.[key] ?? 0);
+
+/** The names of the users `ids` names whom the caller may read (PM's codes grant the user directory); others stay unnamed. */
+async function userNames(ctx: ModuleContext, ids: (string | null)[]): Promise<Map<string, string>> {
+  const wanted = [...new Set(ids.filter((id): id is string => typeof id === 'string'))];
+  if (!wanted.length || !ctx.can('read', 'User')) return new Map();
+  const users = await ctx.data('User').find({ id: { $in: wanted } }, { limit: wanted.length });
+  return new Map(users.map((u) => [u.id as string, String(u.name || u.email || u.id)]));
+}
 
 // ---- GET /api/pm/reports/progress ---------------------------------------------------------------
 
@@ -171,7 +180,11 @@ export const getTaskDistribution = handler(
               {
                 key: Type.Union([Type.String(), Type.Null()], { description: 'the status id, assignee id or priority; null: none' }),
                 count: Count('tasks'),
-                name: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: "by status: the status's name" })),
+                name: Type.Optional(
+                  Type.Union([Type.String(), Type.Null()], {
+                    description: "by status: the status's name; by assignee: the user's name (null: nobody, or a user the caller cannot see)",
+                  }),
+                ),
                 category: Type.Optional(Type.Union([Type.Enum([...CATEGORIES]), Type.Null()], { description: "by status: the status's category" })),
               },
               { additionalProperties: false },
@@ -189,6 +202,13 @@ export const getTaskDistribution = handler(
     const rows = await ctx.data('Task').aggregate({ groupBy: [field], measures: { n: { count: true } }, where: projectId ? { projectId } : {}, orderBy: '-n', limit: 10_000 });
     const items = rows.map((r) => ({ key: (r[field] as string | null) ?? null, count: num(r, 'n') }));
     const total = items.reduce((sum, i) => sum + i.count, 0);
+    if (by === 'assignee') {
+      const names = await userNames(
+        ctx,
+        items.map((i) => i.key),
+      );
+      return { by, total, items: items.map((i) => ({ ...i, name: (i.key && names.get(i.key)) || null })) };
+    }
     if (by !== 'status') return { by, total, items };
     const ids = items.flatMap((i) => (i.key ? [i.key] : []));
     const statuses = ids.length ? await ctx.data('TaskStatus').find({ id: { $in: ids } }, { limit: ids.length }) : [];
@@ -222,6 +242,7 @@ export const getWorkload = handler(
             Type.Object(
               {
                 assigneeId: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], { description: 'null: tasks nobody is assigned' }),
+                assigneeName: Type.Union([Type.String(), Type.Null()], { description: "the assignee's name; null: nobody, or a user the caller cannot see" }),
                 open: Count('open tasks (neither done nor cancelled), whenever due'),
                 openEstimate: Type.String({ description: 'hours estimated for the open tasks', examples: ['12.50'] }),
                 dueInRange: Count('tasks due in the range, cancelled ones aside'),
@@ -253,11 +274,16 @@ export const getWorkload = handler(
       orderBy: '-open',
       limit: 10_000,
     });
+    const names = await userNames(
+      ctx,
+      rows.map((r) => (r.assigneeId as string | null) ?? null),
+    );
     return {
       from,
       to,
       items: rows.map((r) => ({
         assigneeId: (r.assigneeId as string | null) ?? null,
+        assigneeName: names.get(r.assigneeId as string) ?? null,
         open: num(r, 'open'),
         openEstimate: String(r.openEstimate),
         dueInRange: num(r, 'dueInRange'),

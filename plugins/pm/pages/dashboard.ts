@@ -5,7 +5,7 @@
 // days the user picks. Every number is the API's, counted over what the user
 // may read.
 import { problemText, required, scriptJson, type ConsolePage, type PageApi } from '../../../core/plugin-api.ts';
-import { DAY, hours, humanize, userNames } from './page-kit.ts';
+import { DAY, hours, humanize } from './page-kit.ts';
 
 const CATEGORIES = ['backlog', 'todo', 'in_progress', 'done', 'cancelled'] as const;
 type Category = (typeof CATEGORIES)[number];
@@ -38,7 +38,7 @@ interface Progress {
 interface Workload {
   from: string;
   to: string;
-  items: { assigneeId: string | null; open: number; openEstimate: string; dueInRange: number; completedInRange: number }[];
+  items: { assigneeId: string | null; assigneeName: string | null; open: number; openEstimate: string; dueInRange: number; completedInRange: number }[];
 }
 
 export const dashboardPage: ConsolePage = {
@@ -56,12 +56,6 @@ export const dashboardPage: ConsolePage = {
     const d = required(figures);
     const projects = progress.ok ? progress.body.projects : [];
     const categories = CATEGORIES.map((c) => ({ key: c, label: api.text(`category.${c}`), count: d.tasksByCategory[c], url: `/pm/tasks?category=${c}` }));
-    const names = workload.ok
-      ? await userNames(
-          api,
-          workload.body.items.map((i) => i.assigneeId),
-        )
-      : new Map<string, string>();
     return {
       today: d.today,
       cards: [
@@ -92,7 +86,7 @@ export const dashboardPage: ConsolePage = {
             from: workload.body.from,
             to: workload.body.to,
             rows: workload.body.items.map((i) => ({
-              name: i.assigneeId ? (names.get(i.assigneeId) ?? api.text('common.hiddenUser')) : api.text('common.unassigned'),
+              name: i.assigneeId ? (i.assigneeName ?? api.text('common.hiddenUser')) : api.text('common.unassigned'),
               open: i.open,
               estimate: hours(i.openEstimate),
               due: i.dueInRange,

@@ -3,7 +3,7 @@
 // dates around today, assignees, one cancelled and done ones, and a personal
 // task. Exact numbers for a pm admin; a member of one project counts that
 // project (and their personal task) only, a non-member and another tenant
-// nothing; bad queries are 400.
+// nothing; assignees come named; bad queries are 400.
 //
 // Tasks are written through module code as the system, with the category of
 // their status and completedAt given (both read-only on the API), so these
@@ -23,6 +23,7 @@ const adminId = (await system.data('User').find({ email: tenant.adminEmail }))[0
 const memberUser = await ctx.user(tenant, { codes: ['erp:pm:view'] });
 const outsider = await ctx.user(tenant, { codes: ['erp:pm:view'] });
 const noPm = await ctx.user(tenant, { codes: [] });
+await system.data('User').update(memberUser.id, { name: 'Mia Member' });
 
 const project = async (key: string, name: string, status: 'planning' | 'active') => (await system.data('Project').create({ key, name, status })).id as string;
 const alpha = await project('ALPHA', 'Alpha', 'active');
@@ -135,9 +136,9 @@ t.test('distribution by priority, assignee and status', async (t) => {
     by: 'assignee',
     total: 6,
     items: [
-      { key: M, count: 3 },
-      { key: U, count: 2 },
-      { key: null, count: 1 },
+      { key: M, count: 3, name: 'Mia Member' },
+      { key: U, count: 2, name: 'Admin' },
+      { key: null, count: 1, name: null },
     ],
   });
   const byStatus = await get(tenant.adminToken, `/api/pm/reports/distribution?projectId=${alpha}`);
@@ -176,31 +177,31 @@ t.test('workload per assignee', async (t) => {
     from: today,
     to: day(6),
     items: [
-      { assigneeId: M, open: 3, openEstimate: '7.00', dueInRange: 1, completedInRange: 0 },
-      { assigneeId: U, open: 2, openEstimate: '9.25', dueInRange: 1, completedInRange: 0 },
-      { assigneeId: null, open: 1, openEstimate: '0.00', dueInRange: 0, completedInRange: 0 },
+      { assigneeId: M, assigneeName: 'Mia Member', open: 3, openEstimate: '7.00', dueInRange: 1, completedInRange: 0 },
+      { assigneeId: U, assigneeName: 'Admin', open: 2, openEstimate: '9.25', dueInRange: 1, completedInRange: 0 },
+      { assigneeId: null, assigneeName: null, open: 1, openEstimate: '0.00', dueInRange: 0, completedInRange: 0 },
     ],
   });
   t.same(
     (await get(tenant.adminToken, `/api/pm/reports/workload?from=${day(-7)}&to=${today}`)).items,
     [
-      { assigneeId: M, open: 3, openEstimate: '7.00', dueInRange: 3, completedInRange: 1 },
-      { assigneeId: U, open: 2, openEstimate: '9.25', dueInRange: 2, completedInRange: 0 },
-      { assigneeId: null, open: 1, openEstimate: '0.00', dueInRange: 0, completedInRange: 0 },
+      { assigneeId: M, assigneeName: 'Mia Member', open: 3, openEstimate: '7.00', dueInRange: 3, completedInRange: 1 },
+      { assigneeId: U, assigneeName: 'Admin', open: 2, openEstimate: '9.25', dueInRange: 2, completedInRange: 0 },
+      { assigneeId: null, assigneeName: null, open: 1, openEstimate: '0.00', dueInRange: 0, completedInRange: 0 },
     ],
     'the past week: a done task was due then, a cancelled one does not count',
   );
   t.same(
     (await get(tenant.adminToken, `/api/pm/reports/workload?from=${day(-30)}&to=${day(-30)}&projectId=${beta}`)).items,
-    [{ assigneeId: U, open: 1, openEstimate: '4.25', dueInRange: 1, completedInRange: 0 }],
+    [{ assigneeId: U, assigneeName: 'Admin', open: 1, openEstimate: '4.25', dueInRange: 1, completedInRange: 0 }],
     'one project, one day',
   );
   t.same(
     (await get(memberUser.token, '/api/pm/reports/workload')).items,
     [
-      { assigneeId: M, open: 3, openEstimate: '7.00', dueInRange: 1, completedInRange: 0 },
-      { assigneeId: U, open: 1, openEstimate: '5.00', dueInRange: 0, completedInRange: 0 },
-      { assigneeId: null, open: 1, openEstimate: '0.00', dueInRange: 0, completedInRange: 0 },
+      { assigneeId: M, assigneeName: 'Mia Member', open: 3, openEstimate: '7.00', dueInRange: 1, completedInRange: 0 },
+      { assigneeId: U, assigneeName: 'Admin', open: 1, openEstimate: '5.00', dueInRange: 0, completedInRange: 0 },
+      { assigneeId: null, assigneeName: null, open: 1, openEstimate: '0.00', dueInRange: 0, completedInRange: 0 },
     ],
     "a member: the admin's Beta task is not theirs to count",
   );
