@@ -234,7 +234,7 @@ export async function ensureTenant(
   // fresh statistics and no dead rows from earlier write runs: the same plans on every run
   if (opts.products >= 1000) await conn.execute(`vacuum analyze ${table}`);
   const productRows = (await conn.execute(`select id, name->>'en' as name from ${table} order by sku`)) as { id: string; name: string }[];
-  const token = tokens.signAccess({ sub: user.id, tid: id, rol: roles, cid: [company.id], pc: company.id });
+  const token = tokens.signAccess({ sub: user.id, tid: id });
   return {
     id,
     schema: tenant.schema,
@@ -284,7 +284,7 @@ export async function countEvents(kernel: Kernel, t: BenchTenant): Promise<numbe
 export async function adminToken(kernel: Kernel, tokens: TokenService, t: BenchTenant): Promise<string> {
   const user = (await emOf(kernel, t.schema).findOne(E(kernel, 'User'), { email: `admin@${t.id}.bench.test` })) as Row;
   if (!user) throw new Error(`tenant ${t.id} has no bench admin`);
-  return tokens.signAccess({ sub: user.id, tid: t.id, rol: ['admin'], cid: [t.companyId], pc: t.companyId });
+  return tokens.signAccess({ sub: user.id, tid: t.id });
 }
 
 export async function dropTenant(kernel: Kernel, id: string): Promise<void> {

@@ -25,6 +25,8 @@ import type { PluginModule } from './context/plugin-module.ts';
 import { SecretBox } from './secrets.ts';
 import { AbilityFactory } from './access/abilities.ts';
 import { RoleDirectory } from './access/role-directory.ts';
+import { Memberships } from './access/memberships.ts';
+import { membershipHooks } from './context/membership-hooks.ts';
 import type { Principal } from './access/principal.ts';
 import { KernelServices } from './context/services.ts';
 import type { EntityHooks } from './context/hooks.ts';
@@ -75,6 +77,8 @@ export interface Kernel {
   secrets: SecretBox;
   /** CASL abilities per tenant and role set */
   abilities: AbilityFactory;
+  /** each signed-in user's current roles and companies, per tenant */
+  memberships: Memberships;
   /** scoped data access per entity, with every module's write hooks */
   services: KernelServices;
   /** every event type: generated CRUD events and the modules' declared domain events */
@@ -211,20 +215,24 @@ export async function openKernel(config: Config): Promise<Kernel> {
   // a tenant's text names a text the interface has (interface-texts.ts), whoever writes it
   if (models.has('Translation')) kernel.hooks.set('Translation', [translationKeyHooks(builtInTexts(kernel)), ...(kernel.hooks.get('Translation') ?? [])]);
   kernel.abilities = new AbilityFactory(kernel.permissions, new RoleDirectory(kernel, { tenants: config.tenantCacheSize }), { tenants: config.tenantCacheSize });
-  const unsubscribe = roleChanges.subscribe((tenantId) => (tenantId === null ? kernel.abilities.invalidateAll() : kernel.abilities.invalidate(tenantId)));
+  kernel.memberships = new Memberships(kernel, { tenants: config.tenantCacheSize });
+  const unsubscribe = roleChanges.subscribe((tenantId) => {
+    if (tenantId === null) {
+      kernel.abilities.invalidateAll();
+      kernel.memberships.invalidateAll();
+    } else {
+      kernel.abilities.invalidate(tenantId);
+      kernel.memberships.invalidate(tenantId);
+    }
+  });
   kernel.services = new KernelServices({
     models,
     secrets: kernel.secrets,
     hooks: kernel.hooks,
     codesOf: (tenantId, roles) => kernel.abilities.codes(tenantId, roles),
     principalOf: async (crud, userId) => {
-      const identity = new Identity(kernel);
-      const user = UUID.test(userId) ? await identity.userById(crud.em, userId) : null;
-      if (!user?.isActive) return null;
-      const claims = await identity.claimsFor(crud.em, crud.tenantId, user);
-      // the primary company first, as a sign-in orders it
-      const companyIds = claims.pc ? [claims.pc, ...claims.cid.filter((c) => c !== claims.pc)] : claims.cid;
-      return { kind: 'user', id: user.id, roles: claims.rol, companyIds };
+      const tenant = UUID.test(userId) ? await tenants.find(crud.tenantId) : undefined;
+      return tenant ? kernel.memberships.principal(tenant, userId.toLowerCase()) : null;
     },
     abilityOf: (tenantId, roles) => kernel.abilities.for(tenantId, roles),
     isKnownCode: (code) => kernel.permissions.has(code),
@@ -287,9 +295,10 @@ function authenticatorsOf(modules: LoadedModule[]): Map<string, Authenticator> {
   return out;
 }
 
-/** Every module's write hooks by entity; a hook on an entity no module declares stops the start. */
+/** The kernel's and every module's write hooks by entity; a hook on an entity no module declares stops the start. */
 function hooksByEntity(modules: LoadedModule[], models: Map<string, EntityModel>): Map<string, EntityHooks[]> {
-  const out = new Map<string, EntityHooks[]>();
+  // the kernel's own first: a module's refusal later in the same transaction rolls them back with it
+  const out = new Map<string, EntityHooks[]>([...membershipHooks((e) => models.has(e))].map(([e, h]) => [e, [h]]));
   for (const m of modules) {
     for (const [entity, hooks] of Object.entries(m.plugin?.hooks ?? {})) {
       if (!models.has(entity)) throw new ManifestError(m.file, '/', `plugins/${m.manifest.id}/index.ts hooks entity "${entity}", which no module declares`);

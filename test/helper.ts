@@ -178,8 +178,9 @@ export async function build(t: Teardown, opts: { config?: Partial<Config>; logge
       em.create(E('UserRole'), { userId: user.id, roleId: role.id } as never);
       for (const companyId of o.companies ?? [tenant.companyId]) em.create(E('UserCompany'), { userId: user.id, companyId } as never);
       await em.flush();
-      // roles were written behind the kernel's back: drop its cached role codes
+      // roles were written behind the kernel's back: drop its cached role codes and memberships
       app.abilities.invalidate(tenant.id);
+      kernel.memberships.invalidate(tenant.id);
       return { id: user.id, email, token: await tokenOf(tenant.id, email) };
     },
     async company(tenant, code, members = []) {
@@ -188,6 +189,8 @@ export async function build(t: Teardown, opts: { config?: Partial<Config>; logge
       const company = em.create(E('Company'), { code, name: { en: `Company ${code}` }, isActive: true } as never) as { id: string };
       for (const userId of members) em.create(E('UserCompany'), { userId, companyId: company.id } as never);
       await em.flush();
+      // memberships written behind the kernel's back
+      kernel.memberships.invalidate(tenant.id);
       return company.id;
     },
     as(token, o) {

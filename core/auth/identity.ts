@@ -45,11 +45,9 @@ export class Identity {
     return em.find(this.#e('Company'), { id: { $in: links.map((l) => l.companyId) }, isActive: true }, { orderBy: { code: 'asc' } }) as Promise<Row[]>;
   }
 
-  async claimsFor(em: EntityManager, tenantId: string, user: Row): Promise<Claims> {
-    const [roles, companies] = await Promise.all([this.rolesOf(em, user.id), this.companiesOf(em, user.id)]);
-    const cid = companies.map((c) => c.id as string);
-    const pc = cid.includes(user.primaryCompanyId) ? user.primaryCompanyId : (cid[0] ?? null);
-    return { sub: user.id, tid: tenantId, rol: roles.map((r) => r.name as string), cid, pc };
+  /** Who the token names: the user of the tenant (their rights are read per request). */
+  claimsFor(tenantId: string, user: Row): Claims {
+    return { sub: user.id, tid: tenantId };
   }
 
   /** Stores a new refresh token (of a new family unless one is given); answers its family. */

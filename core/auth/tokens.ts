@@ -1,6 +1,8 @@
-// Access tokens are short-lived HS256 JWTs naming the tenant, the user, their
-// roles and companies, the session (refresh-token family) and the issue time in
-// milliseconds, which revocations compare against. Verification results are
+// Access tokens are short-lived HS256 JWTs naming the tenant, the user, the
+// session (refresh-token family) and the issue time in milliseconds, which
+// revocations compare against. They name no roles or companies: each request
+// reads the user's current ones (access/memberships.ts), so a right taken away
+// stops at once. Verification results are
 // cached by fast-jwt, so the hot path pays for a signature check once per token.
 import { createHash, randomBytes } from 'node:crypto';
 import { createSigner, createVerifier } from 'fast-jwt';
@@ -8,9 +10,6 @@ import { createSigner, createVerifier } from 'fast-jwt';
 export interface Claims {
   sub: string;
   tid: string;
-  rol: string[];
-  cid: string[];
-  pc: string | null;
   /** session: the refresh-token family the token was issued for */
   sid?: string;
   /** issued at, in milliseconds (iat has whole seconds only) */
@@ -42,7 +41,7 @@ export class TokenService {
   /** Throws on a bad signature, a wrong issuer or an expired token. */
   verifyAccess(token: string): Claims {
     const c = this.#verify(token);
-    if (typeof c.sub !== 'string' || typeof c.tid !== 'string' || !Array.isArray(c.rol) || !Array.isArray(c.cid)) throw new Error('malformed claims');
+    if (typeof c.sub !== 'string' || typeof c.tid !== 'string') throw new Error('malformed claims');
     // a token from before ims existed counts from the start of its second
     if (typeof c.ims !== 'number') c.ims = (c.iat ?? 0) * 1000;
     return c;

@@ -109,7 +109,8 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
       }
       await kernel.loginThrottle.succeeded(tenantId, account, request.ip);
       assertServing(tenant);
-      const claims = await identity.claimsFor(em, tenant.id, user);
+      const claims = identity.claimsFor(tenant.id, user);
+      kernel.memberships.forget(tenant.id, user.id);
       const refresh = tokens.newRefreshToken(tenant.id);
       // the session begins when the login did: a revocation of the user while its
       // password was being checked still covers it (see the refresh below)
@@ -161,7 +162,8 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
       if (stored.expiresAt.getTime() < Date.now()) throw httpError('UNAUTHENTICATED', 'the refresh token expired; log in again');
       const user = await identity.userById(em, stored.userId);
       if (!user?.isActive) throw httpError('UNAUTHENTICATED', 'the user is no longer active');
-      const claims = await identity.claimsFor(em, tenant.id, user);
+      const claims = identity.claimsFor(tenant.id, user);
+      kernel.memberships.forget(tenant.id, user.id);
       const next = tokens.newRefreshToken(tenant.id);
       // consume and successor in one transaction: see Identity.rotateRefreshToken
       if (!(await identity.rotateRefreshToken(em, stored, next.hash))) throw await reused();
@@ -222,19 +224,20 @@ export function registerAuthRoutes(app: FastifyInstance, kernel: Kernel, tokens:
     },
     async (request) => {
       const claims = request.caller!;
+      const { roles } = request.principal!;
       const em = request.em!;
       const user = await identity.userById(em, claims.sub);
       if (!user) throw httpError('UNAUTHENTICATED', 'the user no longer exists');
       const companies = await identity.companiesOf(em, user.id);
       const lang = request.tenant!.defaultLanguage;
-      const permissions = claims.rol.includes(ADMIN_ROLE) ? kernel.permissions.all() : [...new Set(await abilities.codes(request.tenant!.id, claims.rol))];
+      const permissions = roles.includes(ADMIN_ROLE) ? kernel.permissions.all() : [...new Set(await abilities.codes(request.tenant!.id, roles))];
       return {
         id: user.id,
         email: user.email,
         name: user.name,
         tenant: claims.tid,
-        roles: claims.rol,
-        isAdmin: claims.rol.includes(ADMIN_ROLE),
+        roles: [...roles],
+        isAdmin: roles.includes(ADMIN_ROLE),
         permissions: permissions.sort(),
         companies: companies.map((c) => ({ id: c.id, code: c.code, name: c.name?.[lang] ?? Object.values(c.name ?? {})[0] ?? null })),
         companyId: request.companyId,

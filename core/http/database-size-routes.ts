@@ -58,7 +58,7 @@ export function registerDatabaseSizeRoutes(app: FastifyInstance, kernel: Kernel)
     async (request) => {
       const tenant = request.tenant!;
       const conn = request.em!.getConnection();
-      if (tenant.id === PLATFORM_TENANT && request.caller!.rol.includes(ADMIN_ROLE)) {
+      if (tenant.id === PLATFORM_TENANT && request.principal!.roles.includes(ADMIN_ROLE)) {
         const [rows, [db]] = await Promise.all([
           conn.execute(SCHEMAS_SQL) as Promise<Row[]>,
           conn.execute('select pg_database_size(current_database())::bigint as "bytes"') as Promise<{ bytes: string | number }[]>,

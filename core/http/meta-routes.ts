@@ -148,7 +148,7 @@ export function registerMetaRoutes(app: FastifyInstance, kernel: Kernel, texts: 
     },
     async (request) => {
       const ability = request.ability!;
-      const { rol } = request.caller!;
+      const { roles: rol } = request.principal!;
       const codes = new Set(rol.includes(ADMIN_ROLE) ? kernel.permissions.all() : await kernel.abilities.codes(request.tenant!.id, rol));
       const models = [...kernel.models.values()].filter((m) => accessFilter(ability, 'read', m.name) !== null);
       const tenant = request.tenant!;

@@ -1,5 +1,6 @@
 // Every step of an authenticated request, in order, in one place:
 //   authenticate (a user's token, or a module authenticator's credentials) → tenant
+//   → (a user's current roles and companies)
 //   → (requireRole → requireAdmin) → company → ability → forked EntityManager
 // A route says what it needs in config.access; handlers then find request.principal
 // (and request.caller for users), request.tenant, request.companyId, request.ability
@@ -9,7 +10,6 @@ import type { EntityManager } from '@mikro-orm/core';
 import type { Kernel } from '../kernel.ts';
 import type { Claims, TokenService } from '../auth/tokens.ts';
 import { authenticate, requireAdmin, requireRole } from '../auth/guards.ts';
-import { Identity } from '../auth/identity.ts';
 import type { AbilityFactory, Ability } from '../access/abilities.ts';
 import { assertServing, PLATFORM_TENANT, type Tenant } from '../tenancy/registry.ts';
 import { httpError } from '../errors.ts';
@@ -76,11 +76,12 @@ export function installRequestContext(app: FastifyInstance, kernel: Kernel, toke
     await enter(request, access, who);
   });
 
+  // the token names who and which session only; what they may do is read when the tenant is known (step 2)
   function byToken(request: FastifyRequest): Authentication {
     const claims = authenticate(request, tokens);
     request.caller = claims;
     if (kernel.revocations.isRevoked(claims)) throw httpError('UNAUTHENTICATED', 'the access token was revoked; log in again');
-    return { tenantId: claims.tid, principal: { kind: 'user', id: claims.sub, roles: claims.rol, companyIds: claims.cid }, companyId: claims.pc ?? claims.cid[0] ?? null };
+    return { tenantId: claims.tid, principal: { kind: 'user', id: claims.sub, roles: [], companyIds: [] } };
   }
 
   // an authenticator looks credentials up in its tenant's tables with system access
@@ -98,29 +99,25 @@ export function installRequestContext(app: FastifyInstance, kernel: Kernel, toke
     return { ...found, companyId: found.companyId ?? found.principal.companyIds[0] ?? null };
   }
 
-  const identity = new Identity(kernel);
-
-  /**
-   * A user's token lists the companies they belonged to when it was issued; a
-   * company joined since (one the caller just created) is looked up, so it
-   * answers at once, without a new login. Only on a miss: the usual request
-   * names a company its token lists.
-   */
-  async function withCurrentCompanies(em: EntityManager, principal: Principal, wanted: string): Promise<Principal> {
-    if (principal.kind !== 'user' || principal.companyIds.includes(wanted)) return principal;
-    const now = (await identity.companiesOf(em, principal.id!)).map((c) => c.id as string);
-    return now.includes(wanted) ? { ...principal, companyIds: now } : principal;
+  /** A signed-in user's roles and companies as they are now, not as when the token was issued (access/memberships.ts). */
+  async function current(tenant: Tenant, userId: string): Promise<Authentication> {
+    const principal = await kernel.memberships.principal(tenant, userId);
+    if (!principal) throw httpError('UNAUTHENTICATED', 'the user is no longer active; log in again');
+    return { tenantId: tenant.id, principal, companyId: principal.companyIds[0] ?? null };
   }
 
   /** Steps 2-5, the same for every principal. */
-  async function enter(request: FastifyRequest, access: RouteAccess, { tenantId, principal, companyId }: Authentication): Promise<void> {
+  async function enter(request: FastifyRequest, access: RouteAccess, who: Authentication): Promise<void> {
     // 2. which tenant: from the credentials, via the cached registry
-    const tenant = await kernel.tenants.find(tenantId);
+    const tenant = await kernel.tenants.find(who.tenantId);
     if (!tenant) throw httpError('UNAUTHENTICATED', 'the credentials name an unknown tenant');
     assertServing(tenant);
     kernel.migrations.assertMigrated(tenant);
     if (access.auth === 'platform' && tenant.id !== PLATFORM_TENANT) throw httpError('PLATFORM_ONLY');
     request.tenant = tenant;
+    // a user's roles and companies now (a cached map lookup), whatever the token was issued with
+    const { principal, companyId } = request.caller ? await current(tenant, request.caller.sub) : who;
+    request.principal = principal;
     if (access.admin) {
       requireRole(principal.roles);
       requireAdmin(principal.roles);
@@ -130,7 +127,6 @@ export function installRequestContext(app: FastifyInstance, kernel: Kernel, toke
     // 3. which company: X-Company-Id, one of the principal's companies, else their primary one
     const wanted = companyHeader(request);
     if (wanted !== undefined) {
-      principal = request.principal = await withCurrentCompanies(em, principal, wanted);
       if (!principal.companyIds.includes(wanted)) throw httpError('COMPANY_FORBIDDEN');
     } else if (access.company && !companyId) {
       throw httpError('COMPANY_REQUIRED');

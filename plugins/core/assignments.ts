@@ -1,27 +1,28 @@
-// Which roles a user holds and which companies they belong to: read by anyone
-// who may read the user (they are part of the user, so the links and names are
-// read with system access once the user is), replaced as a whole by
-// administrators (the routes are admin: true). Roles and companies reach a
-// user's token at their next login or refresh; the tenant always keeps an
-// active administrator.
+// Which roles a user holds and which companies they belong to. A sub-resource
+// takes the guards of what it exposes: the roles a user holds are read like
+// /api/roles (role management, administrators), the companies like
+// /api/companies, both as the caller through the scope compiler, and only of a
+// user the caller may read; a caller who may only look people up (a name and
+// e-mail grant) learns neither, nor whether the user exists. Replaced as a whole
+// by administrators; the change holds from the user's next request (the kernel
+// drops their cached roles and companies in every process once it commits), and
+// the tenant always keeps an active administrator.
 import { handler, pick, validationError, type ModuleContext, type Row } from '../../core/plugin-api.ts';
 import { CompanyIds, CompanyList, RoleIds, RoleList, UserParams } from './schemas.ts';
 import { assertAdminLeft } from './admin-guard.ts';
 
 const MAX = 1000;
 const page = <T>(items: T[]) => ({ items, page: 1, size: MAX, total: items.length });
+const linkedTo = (link: string, key: string, userId: string) => ({ $exists: { entity: link, on: { [key]: 'id' }, where: { userId } } });
 
+/** The roles of a user as `ctx` may read them (the system context for the kernel's own checks). */
 export async function rolesOf(ctx: ModuleContext, userId: string) {
-  const all = ctx.system();
-  const links = await all.data('UserRole').find({ userId }, { limit: MAX });
-  const roles = links.length ? await all.data('Role').find({ id: { $in: links.map((l) => l.roleId) } }, { orderBy: 'name', limit: MAX }) : [];
+  const roles = await ctx.data('Role').find(linkedTo('UserRole', 'roleId', userId), { orderBy: 'name', limit: MAX });
   return page(roles.map((r) => ({ id: r.id as string, name: r.name as string })));
 }
 
 async function companiesOf(ctx: ModuleContext, userId: string) {
-  const all = ctx.system();
-  const links = await all.data('UserCompany').find({ userId }, { limit: MAX });
-  const companies = links.length ? await all.data('Company').find({ id: { $in: links.map((l) => l.companyId) } }, { orderBy: 'code', limit: MAX }) : [];
+  const companies = await ctx.data('Company').find(linkedTo('UserCompany', 'companyId', userId), { orderBy: 'code', limit: MAX });
   return page(companies.map((c) => ({ id: c.id as string, code: c.code as string, name: pick(c.name, ctx.crud.read.prefs).text, isActive: c.isActive as boolean })));
 }
 
@@ -59,7 +60,6 @@ export const setUserRoles = handler({ params: UserParams, body: RoleIds, respons
     await requireRows(tx, 'Role', 'roleIds', roleIds);
     await replaceLinks(tx, 'UserRole', 'roleId', user.id, roleIds);
     await assertAdminLeft(tx);
-    await tx.rolesChanged();
     return rolesOf(tx, user.id);
   });
 });

@@ -9,7 +9,8 @@ import { rolesOf } from './assignments.ts';
 export async function assertMayChange(ctx: ModuleContext, userId: string): Promise<void> {
   const caller = ctx.principal;
   if (caller.kind === 'system' || userId === caller.id || caller.roles.includes(ADMIN_ROLE)) return;
-  const roles = (await rolesOf(ctx, userId)).items.map((r) => r.name);
+  // every role the target holds, whether or not the caller may read roles
+  const roles = (await rolesOf(ctx.system(), userId)).items.map((r) => r.name);
   if (roles.includes(ADMIN_ROLE)) throw httpError('FORBIDDEN', 'only an administrator may change an administrator');
   const mine = new Set(await ctx.codesOf(caller.roles));
   // codes no loaded module declares grant nothing, so they are no rights to guard

@@ -1,8 +1,8 @@
 // Rules around every Role and User write (generated routes and module code).
 //   Roles hold only permission codes the loaded modules declare; the built-in
 //   roles keep their names and are never deleted; "admin" holds every code by
-//   definition, so its list is not edited. Any committed role write drops the
-//   tenant's compiled abilities in every process.
+//   definition, so its list is not edited. (The kernel itself drops the
+//   tenant's cached roles in every process once a role write commits.)
 //   Companies: their creator becomes a member.
 //   Users: e-mail addresses are stored lower-case (login compares them so); an
 //   administrator cannot deactivate or delete themselves; nobody changes a user
@@ -33,9 +33,6 @@ export const roleHooks: EntityHooks = {
     if (before.name === ADMIN_ROLE && input?.permissions !== undefined && JSON.stringify(input.permissions) !== JSON.stringify(before.permissions)) {
       throw httpError('CONFLICT', `the built-in role "${ADMIN_ROLE}" holds every permission; its list cannot be edited`);
     }
-  },
-  async afterCommit(ctx) {
-    await ctx.rolesChanged();
   },
 };
 

@@ -65,7 +65,7 @@ t.test('deactivate: no login, no refresh; not yourself', async (t) => {
   t.equal((await api('DELETE', `/api/users/${u.id}`)).statusCode, 204, 'another user can go');
 });
 
-t.test('roles: read by user readers, replaced by administrators only', async (t) => {
+t.test('roles: read and replaced by administrators only', async (t) => {
   const u = await newUser();
   const member = await roleId('member');
   const admin = await roleId('admin');
@@ -81,7 +81,8 @@ t.test('roles: read by user readers, replaced by administrators only', async (t)
 
   const manager = await ctx.user(tenant, { codes: ['core:user:view', 'core:user:manage'] });
   const asManager = apiAs(ctx, manager.token);
-  t.equal((await asManager('GET', `/api/users/${u.id}/roles`)).statusCode, 200, 'a user manager reads roles');
+  expectProblem(t, await asManager('GET', `/api/users/${u.id}/roles`), 403, 'ADMIN_REQUIRED', 'a user manager does not read roles');
+  expectProblem(t, await asManager('GET', `/api/users/${u.id}/companies`), 403, 'ADMIN_REQUIRED', 'nor companies');
   expectProblem(t, await asManager('PUT', `/api/users/${manager.id}/roles`, { roleIds: [admin] }), 403, 'ADMIN_REQUIRED', 'but cannot make themselves admin');
   expectProblem(t, await asManager('PUT', `/api/users/${u.id}/companies`, { companyIds: [] }), 403, 'ADMIN_REQUIRED', 'nor assign companies');
   const none = await rolelessUser(ctx, tenant);
@@ -147,8 +148,11 @@ t.test('read privilege: core:user:view lists, nothing else does', async (t) => {
   expectProblem(t, await asViewer('PATCH', `/api/users/${viewer.id}`, { name: 'v' }), 403, 'FORBIDDEN', 'view only: no update');
   expectProblem(t, await asViewer('PUT', `/api/users/${viewer.id}/password`, { password: 'long enough!' }), 403, 'FORBIDDEN', 'view only: no password');
   const catalog = await ctx.user(tenant, { codes: ['erp:catalog:view'] });
-  for (const url of ['/api/users', `/api/users/${viewer.id}`, `/api/users/${viewer.id}/roles`, `/api/users/${viewer.id}/companies`]) {
+  for (const url of ['/api/users', `/api/users/${viewer.id}`]) {
     expectProblem(t, await apiAs(ctx, catalog.token)('GET', url), 403, 'FORBIDDEN', `${url} without core:user:view`);
+  }
+  for (const url of [`/api/users/${viewer.id}/roles`, `/api/users/${viewer.id}/companies`]) {
+    expectProblem(t, await asViewer('GET', url), 403, 'ADMIN_REQUIRED', `${url}: administrators only`);
   }
   expectProblem(t, await ctx.app.inject({ method: 'GET', url: '/api/users' }), 401, 'UNAUTHENTICATED');
 });
