@@ -15,7 +15,8 @@ import fastifyStatic from '@fastify/static';
 import handlebars from 'handlebars';
 import type { Kernel } from '../kernel.ts';
 import { LoginRequired } from './api-client.ts';
-import { loadPage, type ConsoleRenderer, type Page } from './shell.ts';
+import { loadPage, type ConsoleRenderer, type ConsoleSite, type Page } from './shell.ts';
+import { PageForbidden, pageGuards } from './page-access.ts';
 import { registerEntityPages } from './entity-pages.ts';
 import { registerSessionPages } from './login-pages.ts';
 import { modulePages, registerModulePage, rowPages } from './module-pages.ts';
@@ -51,6 +52,7 @@ export async function installConsole(app: FastifyInstance, kernel: Kernel): Prom
   // menu paths a module draws itself (pages below a path, with parameters, are not menu entries)
   const translationPages = kernel.services.menu.filter((e) => e.page === 'translations');
   const special = new Set([...pages.filter((p) => p.path === p.entry).map((p) => p.path), ...translationPages.map((e) => e.path)]);
+  const site: ConsoleSite = { special, guards: pageGuards(kernel), languages };
   const engine = viewEngine();
 
   await app.register(async (scope) => {
@@ -82,14 +84,19 @@ export async function installConsole(app: FastifyInstance, kernel: Kernel): Prom
     }
 
     const ui: ConsoleRenderer = {
-      load: (request, reply, module) => loadPage(scope, request, reply, special, languages, module),
+      load: (request, reply, module) => loadPage(scope, request, reply, site, module),
       render: (reply, page, name, data, status = 200) =>
         reply
           .code(status)
           .header('cache-control', 'no-store')
           .view(name, { ...data, shell: page.shell }, LAYOUT),
     };
-    scope.setErrorHandler((error: FastifyError, request, reply) => renderError(error, request, reply));
+    scope.setErrorHandler((error: FastifyError, request, reply) => {
+      if (!(error instanceof PageForbidden)) return renderError(error, request, reply);
+      const { page } = error;
+      const problem = { status: 403, title: page.text('error.fullAccess'), detail: page.text('home.askAdmin') };
+      return ui.render(reply, page, 'problem', { title: page.text('error.forbidden'), problem, back: page.shell.firstPath }, 403);
+    });
 
     registerSessionPages(scope, kernel);
     registerApiRelay(scope);

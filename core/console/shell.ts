@@ -1,13 +1,15 @@
 // What every console page shows around its content: the user, the company and
 // language switchers and the left-hand menu, all read from the API (GET
 // /api/auth/me and GET /api/meta), so the menu holds exactly the entries whose
-// permission code the user holds, and only those the console has a page for.
+// page opens for the user (page-access.ts: their code, and the guards of the
+// page's route), and only those the console has a page for.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ConsoleApi, LoginRequired } from './api-client.ts';
 import type { MetaEntity } from './fields.ts';
 import { COOKIES } from './session.ts';
 import type { MenuEntry } from '../context/module-context.ts';
 import { sayFrom, type Say } from './texts.ts';
+import { entryOf, mayOpen, PageForbidden, type PageGuard } from './page-access.ts';
 
 export interface Meta {
   modules: { id: string; name: string }[];
@@ -49,11 +51,20 @@ export interface ConsoleRenderer {
   render(reply: FastifyReply, page: Page, view: string, data: Record<string, unknown>, status?: number): FastifyReply;
 }
 
-/** Paths of pages the console serves besides the generic entity pages (dashboards). */
-export type SpecialPages = ReadonlySet<string>;
+/** What the console serves, for every page the same. */
+export interface ConsoleSite {
+  /** paths of pages the console serves besides the generic entity pages (dashboards) */
+  special: ReadonlySet<string>;
+  /** every menu entry's page guards by its path (page-access.ts) */
+  guards: Map<string, PageGuard>;
+  languages: string[];
+}
 
-/** `module`: the module whose page this is, whose texts it shows besides the console's. */
-export async function loadPage(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, special: SpecialPages, languages: string[], module?: string): Promise<Page> {
+/**
+ * `module`: the module whose page this is, whose texts it shows besides the
+ * console's. A page that needs full access the caller lacks is a PageForbidden.
+ */
+export async function loadPage(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, { special, guards, languages }: ConsoleSite, module?: string): Promise<Page> {
   const api = new ConsoleApi(app, request, reply);
   // one after the other: the first may rotate the tokens, the second then uses the new ones
   const me = await api.get<Me>('/api/auth/me');
@@ -61,7 +72,7 @@ export async function loadPage(app: FastifyInstance, request: FastifyRequest, re
   const [meta, texts] = await Promise.all([api.get<Meta>('/api/meta'), api.get<{ texts: Record<string, Record<string, string>> }>(`/api/translations/catalog?namespaces=${namespaces}`)]);
   if (!me.ok || !meta.ok) throw new LoginRequired();
   const entities = new Map(meta.body.entities.map((e) => [e.name, e]));
-  const served = meta.body.menu.filter((e) => special.has(e.path) || (e.entity !== null && entities.has(e.entity)));
+  const served = meta.body.menu.filter((e) => (special.has(e.path) || (e.entity !== null && entities.has(e.entity))) && mayOpen(guards.get(e.path), me.body));
   const paths = new Map(served.filter((e) => e.entity).map((e) => [e.entity!, e.path]));
   const current = request.url.split('?')[0];
   const names = new Map(meta.body.modules.map((m) => [m.id, m.name]));
@@ -74,7 +85,7 @@ export async function loadPage(app: FastifyInstance, request: FastifyRequest, re
     else groups.push({ name: names.get(e.module) ?? e.module, entries: [entry] });
   }
   const language = request.cookies[COOKIES.language] ?? '';
-  return {
+  const page: Page = {
     api,
     me: me.body,
     meta: meta.body,
@@ -95,4 +106,8 @@ export async function loadPage(app: FastifyInstance, request: FastifyRequest, re
       here: request.url,
     },
   };
+  // the guards of the page's route the menu checks, checked here too: requireAdmin answers 403, as the API would
+  // (an entity the caller may not read is no page at all: 404 from the entity pages)
+  if (entryOf(guards, current)?.admin && !me.body.isAdmin) throw new PageForbidden(page);
+  return page;
 }

@@ -261,6 +261,12 @@ const MenuSchema = Type.Object(
         description: "console: a page the console draws itself; translations: the interface texts of this module (the caller's grants on Translation decide what they may change)",
       }),
     ),
+    admin: Type.Optional(
+      Type.Boolean({
+        description:
+          "console: the page is for full-access users only (it passes requireAdmin, as a route's \"admin\"): shown in their menu only, 403 for others. An entity's pages take it from the entity's routes",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

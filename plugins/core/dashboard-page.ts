@@ -1,7 +1,8 @@
 // The core dashboard (/dashboard, seed §1): cards of active companies,
 // organizations, users and groups, the users and companies added last, and the
-// database size with its distribution. Read through the API as the user; its
-// menu entry needs core:dashboard:view, which full-access roles hold.
+// database size with its distribution. Read through the API as the user. Seed
+// §5: the page is for full-access users; its menu entry says so ("admin"), so
+// the console shows and opens it for them only.
 import type { ConsolePage, PageApi } from '../../core/plugin-api.ts';
 
 const RECENT = 5;

@@ -92,11 +92,28 @@ t.test('the menu holds what the codes allow, and other pages are not there', asy
   t.equal((await v.get('/')).headers.location, '/catalog/products');
   const theirs = menuOf((await v.get('/catalog/products')).body);
   t.same(theirs, ['/catalog/products', '/catalog/categories']);
-  t.equal((await v.get('/companies')).statusCode, 404, 'a page of an entity they may not read');
-  t.equal((await v.get('/crm/leads')).statusCode, 404);
+  t.equal((await v.get('/crm/leads')).statusCode, 404, 'a page of an entity they may not read');
+  t.equal((await v.get('/companies')).statusCode, 403, "an admin-protected one: its route's requireAdmin comes first, as in the API");
   const dashboard = await v.get('/dashboard');
-  t.equal(dashboard.statusCode, 200, 'the dashboard page itself answers…');
-  t.notMatch(dashboard.body, /class="card"/, '…with no card: the API gave none of its data');
+  t.equal(dashboard.statusCode, 403, 'a page of a menu entry they may not open');
+  t.notMatch(dashboard.body, /class="card"/);
+});
+
+t.test("an entry is in the menu only when its page's route lets the user in, not only their code", async (t) => {
+  // the view codes of admin-protected areas (authenticate → requireRole → requireAdmin), and one more
+  const clerk = await ctx.user(tenant, { codes: ['core:company:view', 'core:email:view', 'core:organization:view'] });
+  const c = await loggedIn(clerk.email);
+  t.equal((await c.get('/')).headers.location, '/organizations', 'the first page they may open');
+  const page = await c.get('/organizations');
+  t.equal(page.statusCode, 200);
+  t.same(menuOf(page.body), ['/organizations'], 'no Companies, no E-mail accounts');
+  for (const path of ['/companies', '/emails', '/companies/new']) {
+    const res = await c.get(path);
+    t.equal(res.statusCode, 403, `${path}: refused as its route refuses`);
+    t.notMatch(res.body, /<table/, `${path}: no list`);
+  }
+  const admin = menuOf((await (await loggedIn()).get('/organizations')).body);
+  for (const path of ['/companies', '/emails', '/organizations']) t.ok(admin.includes(path), `an administrator has ${path}`);
 });
 
 t.test('create, read, edit and delete through the forms', async (t) => {

@@ -1,8 +1,10 @@
 // What the core dashboard asks for in one round: the four registration lists
 // with page=1&size=1000 (counts from total, active ones with isActive=true, the
-// most recent with sort=-createdAt) and GET /api/auth/db.
+// most recent with sort=-createdAt) and GET /api/auth/db; and who may open the
+// page (seed §5: full-access users only).
 import t from 'tap';
 import { build, PASSWORD } from '../../helper.ts';
+import { ConsoleSession, menuOf } from '../../support/console-session.ts';
 import { apiAs, expectProblem, expectStatus } from './core-api.ts';
 
 const ctx = await build(t);
@@ -83,4 +85,34 @@ t.test("the dashboard permission codes are the seed's", async (t) => {
     expectProblem(t, await member('GET', `${list}?page=1&size=1000`), 403, 'FORBIDDEN', `${list}: the dashboard code alone reads no list`);
   }
   expectProblem(t, await member('GET', '/api/companies?page=1&size=1000'), 403, 'ADMIN_REQUIRED');
+});
+
+t.test('the dashboard page opens for full-access users only, and only they find it in the menu', async (t) => {
+  const session = async (email: string) => {
+    const s = new ConsoleSession(ctx.app);
+    const res = await s.login(tenant.id, email, PASSWORD);
+    t.equal(res.statusCode, 303, `${email} logs in`);
+    return { s, landing: (await s.get(res.headers.location!)).headers.location };
+  };
+  const admin = await session(tenant.adminEmail);
+  t.equal(admin.landing, '/dashboard', 'an administrator lands on the dashboard');
+  const page = await admin.s.get('/dashboard');
+  t.equal(page.statusCode, 200);
+  t.match(page.body, /class="card"/);
+  t.ok(menuOf(page.body).includes('/dashboard'));
+
+  // the dashboard's code and readable lists, but no full access
+  const viewer = await ctx.user(tenant, { codes: ['core:dashboard:view', 'core:user:view', 'core:group:view', 'erp:catalog:view'] });
+  const v = await session(viewer.email);
+  t.equal(v.landing, '/users', 'lands on the first page they may open, not on a refusal');
+  const refused = await v.s.get('/dashboard');
+  t.equal(refused.statusCode, 403);
+  t.notMatch(refused.body, /class="card"|database-parts/, 'no card, no database size');
+  t.notOk(menuOf(refused.body).includes('/dashboard'), 'not in their menu');
+  t.ok(menuOf(refused.body).includes('/users'), 'the menu around the refusal holds their pages');
+
+  const nobody = await ctx.user(tenant, { codes: [] });
+  const n = await session(nobody.email);
+  t.equal(n.landing, undefined, 'no page to go to: the home page says so');
+  t.equal((await n.s.get('/dashboard')).statusCode, 403, 'a user without permissions gets no empty dashboard');
 });
