@@ -5,7 +5,7 @@
 // /api/meta, rows from the entity's own API routes.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { bodyOf, display, fieldOfPointer, rowLabel, type FieldError, type FormData, type MetaEntity, type MetaField, type Row } from './fields.ts';
-import { fieldInput, formOf, formValue } from './form-fields.ts';
+import { defaultsOf, fieldInput, formOf, formValue } from './form-fields.ts';
 import type { Problem } from './api-client.ts';
 import type { ConsoleRenderer, Page } from './shell.ts';
 import { COOKIES } from './session.ts';
@@ -91,7 +91,7 @@ export function registerEntityPages(app: FastifyInstance, entry: Entry, ui: Cons
   app.get(`${path}/new`, async (request, reply) => {
     const page = await ui.load(request, reply);
     const entity = entityOf(page, 'create');
-    return ui.render(reply, page, 'form', await formData(page, entity, { mode: 'create', path, values: {} }));
+    return ui.render(reply, page, 'form', await formData(page, entity, { mode: 'create', path, values: defaultsOf(entity) }));
   });
 
   app.post(path, { preHandler: app.csrfProtection }, async (request, reply) => {

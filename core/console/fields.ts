@@ -20,6 +20,8 @@ export interface MetaField {
   values?: string[];
   entity?: string;
   maxLength?: number;
+  /** what a create that omits the field stores */
+  default?: string | number | boolean | null;
 }
 
 export interface MetaEntity {

@@ -1,7 +1,8 @@
 // A form's input for each field: the widget its type and manifest hint ask for
 // (a select for enums, a searchable select for references, one input per
 // language for translatable fields, rows of keys and values for a key-value
-// JSON field), filled from a stored row or from what the user sent.
+// JSON field), filled from a stored row, from what the user sent, or on a new
+// form from the fields' defaults.
 import { formLanguages, inputValue, languageInput, pairInputs, storedPairs, type FormData, type MetaEntity, type MetaField, type Row } from './fields.ts';
 
 export const formValue = (values: FormData, name: string): string => {
@@ -29,6 +30,13 @@ export function formOf(entity: MetaEntity, row: Row): FormData {
       form[names.value] = pairs.map((p) => p.value);
     } else form[f.name] = inputValue(f, row[f.name]);
   }
+  return form;
+}
+
+/** The values a create form starts from: each field's default (a box whose default is true starts checked). */
+export function defaultsOf(entity: MetaEntity): FormData {
+  const form: FormData = {};
+  for (const f of entity.fields) if (f.default !== undefined && f.default !== null && !f.readOnly && !f.writeOnly) form[f.name] = inputValue(f, f.default);
   return form;
 }
 

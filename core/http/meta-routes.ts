@@ -34,6 +34,7 @@ const MetaField = Type.Object(
     values: Type.Optional(Type.Array(Type.String(), { description: 'enum: allowed values' })),
     entity: Type.Optional(Str('ref: the referenced entity')),
     maxLength: Type.Optional(Type.Integer()),
+    default: Type.Optional(Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()], { description: "the value a create that omits the field stores (a form's starting value)" })),
   },
   { additionalProperties: false },
 );
@@ -107,6 +108,7 @@ function describeField(model: EntityModel, f: FieldModel, label: Label) {
     ...(f.values ? { values: f.values } : {}),
     ...(f.entity ? { entity: f.entity } : {}),
     ...(f.maxLength ? { maxLength: f.maxLength } : {}),
+    ...(f.default !== undefined ? { default: f.default } : {}),
   };
 }
 

@@ -116,6 +116,18 @@ t.test("an entry is in the menu only when its page's route lets the user in, not
   for (const path of ['/companies', '/emails', '/organizations']) t.ok(admin.includes(path), `an administrator has ${path}`);
 });
 
+t.test('a create form starts from the defaults: a boolean that defaults to true is checked', async (t) => {
+  const s = await loggedIn();
+  const form = await s.get('/companies/new');
+  t.equal(form.statusCode, 200);
+  t.match(form.body, /<input type="checkbox" id="field-isActive" name="isActive" value="true" checked/, 'isActive (default true) starts checked');
+  t.match((await s.get('/catalog/categories/new')).body, /id="field-isActive" name="isActive" value="true" checked/);
+  const created = await s.post('/companies', { code: 'NEW-1', name: 'New one', isActive: ['false', 'true'] });
+  t.equal(created.statusCode, 303, 'the form as sent with the box left as it started');
+  const id = created.headers.location!.replace(/\?.*/, '').split('/').pop();
+  t.equal((await ctx.as(tenant.adminToken, { method: 'GET', url: `/api/companies/${id}` })).json().isActive, true, 'an active company');
+});
+
 t.test('create, read, edit and delete through the forms', async (t) => {
   const s = await loggedIn();
   await s.get('/catalog/categories/new');
