@@ -18,7 +18,7 @@ async function scene(ctx: TestContext) {
   const tenant = await ctx.tenant();
   const second = await ctx.company(tenant, 'SECOND');
   const user = await ctx.user(tenant, { codes: [CRM_VIEW, USER_VIEW], companies: [tenant.companyId, second] });
-  const admin = (method: string, url: string, payload?: unknown) => ctx.as(tenant.adminToken, { method, url, ...(payload === undefined ? {} : { payload }) });
+  const admin = (method: string, url: string, payload?: object) => ctx.as(tenant.adminToken, { method: method as 'GET', url, ...(payload === undefined ? {} : { payload }) });
   return { tenant, second, user, admin };
 }
 
