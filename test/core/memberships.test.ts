@@ -112,7 +112,7 @@ t.test('in another process on the same server', { skip: onPglite && 'embedded PG
         resolve();
       });
     });
-  const change = async (t: Test, method: string, url: string, payload: unknown) => {
+  const change = async (t: Test, method: string, url: string, payload: object) => {
     const arrived = heard(tenant.id);
     t.equal((await admin(method, url, payload)).statusCode, 200, `${method} ${url}`);
     await arrived;
