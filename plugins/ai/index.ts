@@ -24,6 +24,7 @@ import { oneReportHistoryPage, reportHistoryPage } from './report-history-page.t
 import { reportRunPage } from './report-run-page.ts';
 import { runReportPage } from './run-report-page.ts';
 import { reportDeletePage } from './report-delete-page.ts';
+import { reportArchivePage } from './report-archive-page.ts';
 // registered on import: the client-activity report type and the clients and jobs dashboard sections
 import './client-activity.ts';
 import './client-dashboard.ts';
@@ -89,6 +90,7 @@ export const pages: PluginModule['pages'] = {
   '/ai/reports/:id/history': oneReportHistoryPage,
   // in place of the generic confirmation: it names the runs that go with the report
   '/ai/reports/:id/delete': reportDeletePage,
+  '/ai/reports/:id/archive': reportArchivePage,
 };
 
 // the words of those pages and their scripts, which tenants translate (key → English)

@@ -1,23 +1,25 @@
-// "Delete" and "Archive instead" on a report's delete page: DELETE
-// /api/ai/reports/:id (with ?force=true only when the page named its runs)
-// or POST /api/ai/reports/:id/archive, then back to the reports or the report.
-// Its words come from the page (#ai-delete-texts), English without them.
+// A report's delete and archive pages: "Delete" (DELETE /api/ai/reports/:id,
+// with ?force=true only when the page named its runs), "Archive" (instead)
+// and "Restore" (POST /api/ai/reports/:id/archive or /unarchive), then to the
+// reports or the report. Its words come from the page (#ai-report-texts),
+// English without them.
 document.addEventListener('DOMContentLoaded', () => {
-  const form = document.getElementById('ai-delete');
-  const data = plinth.data('ai-delete-data');
-  if (!form || !data) return;
+  const data = plinth.data('ai-report-data');
+  if (!data) return;
   const ENGLISH = {
     deleting: 'Deleting the report…',
     archiving: 'Archiving the report…',
+    restoring: 'Restoring the report…',
     notDeleted: 'Nothing was changed: {reason}',
     unreachable: 'the server could not be reached',
     serverAnswered: 'the server answered {status}',
   };
-  const T = { ...ENGLISH, ...(plinth.data('ai-delete-texts') ?? {}) };
-  const status = document.getElementById('ai-delete-status');
-  const errorBox = document.getElementById('ai-delete-error');
-  const buttons = form.querySelectorAll('button');
+  const T = { ...ENGLISH, ...(plinth.data('ai-report-texts') ?? {}) };
+  const status = document.getElementById('ai-report-status');
+  const errorBox = document.getElementById('ai-report-error');
+  const buttons = document.querySelectorAll('main button');
   const id = encodeURIComponent(data.id);
+  const report = `/ai/reports/${id}`;
 
   const act = async (working, call, next) => {
     errorBox.className = '';
@@ -42,12 +44,11 @@ document.addEventListener('DOMContentLoaded', () => {
     errorBox.replaceChildren(...parts);
   };
 
-  form.addEventListener('submit', (event) => {
+  document.getElementById('ai-delete')?.addEventListener('submit', (event) => {
     event.preventDefault();
     const query = data.runs > 0 ? '?force=true' : '';
-    act(T.deleting, () => plinth.api('DELETE', `/ai/reports/${id}${query}`, undefined, { 'if-match': `"${data.version}"` }), '/ai/reports?notice=deleted');
+    act(T.deleting, () => plinth.api('DELETE', `${report}${query}`, undefined, { 'if-match': `"${data.version}"` }), '/ai/reports?notice=deleted');
   });
-  document.getElementById('ai-archive-button')?.addEventListener('click', () => {
-    act(T.archiving, () => plinth.api('POST', `/ai/reports/${id}/archive`), `/ai/reports/${id}?notice=saved`);
-  });
+  document.getElementById('ai-archive-button')?.addEventListener('click', () => act(T.archiving, () => plinth.api('POST', `${report}/archive`), `${report}?notice=saved`));
+  document.getElementById('ai-restore-button')?.addEventListener('click', () => act(T.restoring, () => plinth.api('POST', `${report}/unarchive`), `${report}?notice=saved`));
 });

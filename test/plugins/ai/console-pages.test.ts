@@ -237,9 +237,17 @@ t.test('every text key the views and page code name is in texts.en.json, and eve
   const english: Record<string, string> = JSON.parse(readFileSync(new URL('texts.en.json', dir), 'utf8'));
   const catalog = (await apiAs(ctx, tenant.adminToken)('GET', '/api/translations/catalog?namespaces=ai&language=en')).json().texts.ai as Record<string, string>;
   const views = readdirSync(new URL('views/', dir)).map((f) => readFileSync(new URL(`views/${f}`, dir), 'utf8'));
-  const code = ['dashboard-page.ts', 'assistant-page.ts', 'report-history-page.ts', 'report-run-page.ts', 'run-report-page.ts', 'report-delete-page.ts', 'page-support.ts', 'report-result.ts'].map(
-    (f) => readFileSync(new URL(f, dir), 'utf8'),
-  );
+  const code = [
+    'dashboard-page.ts',
+    'assistant-page.ts',
+    'report-history-page.ts',
+    'report-run-page.ts',
+    'run-report-page.ts',
+    'report-delete-page.ts',
+    'report-archive-page.ts',
+    'page-support.ts',
+    'report-result.ts',
+  ].map((f) => readFileSync(new URL(f, dir), 'utf8'));
   // a quoted key of one of the texts' prefixes ('dashboard.tasks'), wherever the code names it
   const prefixes = [...new Set(Object.keys(english).map((k) => k.split('.')[0])), 'page'];
   const keyLiteral = new RegExp(`'((?:${prefixes.join('|')})\\.[A-Za-z0-9_.:]+)'`, 'g');

@@ -9,7 +9,7 @@ import { build, PASSWORD } from '../../helper.ts';
 import { SYSTEM } from '../../../core/plugin-api.ts';
 import { runDueReports } from '../../../plugins/ai/schedule.ts';
 import { ConsoleSession } from '../../support/console-session.ts';
-import { expectProblem, expectStatus, pmApi, type PmUser } from '../pm/pm-api.ts';
+import { expectProblem, expectStatus, pmApi, UNKNOWN_ID, type PmUser } from '../pm/pm-api.ts';
 
 const ctx = await build(t);
 const tenant = await ctx.tenant();
@@ -151,5 +151,26 @@ t.test("the console's delete confirmation names the runs that go with the report
   const plain = await session.get(`/ai/reports/${none.id}/delete`);
   t.notMatch(plain.body, /ai-archive-button/);
   t.match(plain.body, /"runs":0/);
-  t.equal((await session.get(`/ai/reports/${report.id.replace(/.$/, '0')}/delete`)).statusCode, 404, 'an unknown report');
+  t.equal((await session.get(`/ai/reports/${UNKNOWN_ID}/delete`)).statusCode, 404, 'an unknown report');
+});
+
+t.test("the console's archive page archives or restores, saying what is kept", async (t) => {
+  const report = await define(owner, { name: 'To archive', type: 'task-summary' });
+  await run(report.id);
+  const session = new ConsoleSession(ctx.app);
+  const email = expectStatus(await ctx.as(tenant.adminToken, { method: 'GET', url: `/api/users/${owner.id}` }), 200, 'user').email;
+  await session.login(tenant.id, email, PASSWORD);
+  t.match((await session.get(`/ai/reports/${report.id}`)).body, `href="/ai/reports/${report.id}/archive"`, 'the report page leads to it');
+  const open = await session.get(`/ai/reports/${report.id}/archive`);
+  t.equal(open.statusCode, 200);
+  t.match(open.body, /id="ai-archive-state">[^<]*\b1\b/, 'it names the run that is kept');
+  t.match(open.body, /id="ai-archive-button"/);
+  t.notMatch(open.body, /ai-restore-button/);
+
+  expectStatus(await owner.api('POST', `/api/ai/reports/${report.id}/archive`), 200, 'archive');
+  const archived = await session.get(`/ai/reports/${report.id}/archive`);
+  t.match(archived.body, /id="ai-restore-button"/, 'an archived one is restored from there');
+  t.notMatch(archived.body, /ai-archive-button/);
+  t.match((await session.get('/ai/reports?archived=true')).body, `href="/ai/reports/${report.id}"`, 'the list shows it when asked');
+  t.notMatch((await session.get('/ai/reports')).body, `href="/ai/reports/${report.id}"`, 'not by default');
 });
