@@ -5,7 +5,9 @@
 // user manager against an administrator). Each answer has the status and code
 // the route's guards say; no answer shows the victim's ids or texts; the
 // victim's row answers exactly as an unknown id does; and writes leave every
-// victim row as it was (read back by its owner). MATRIX_SEED overrides the seed.
+// victim row as it was (read back by its owner); every 2xx answer, to every
+// caller, keeps to its response schema in the document (support/api/responses.ts).
+// MATRIX_SEED overrides the seed.
 import t from 'tap';
 import { PASSWORD } from '../helper.ts';
 import { readUrl, type DataRow } from '../support/api/dataset.ts';
@@ -114,4 +116,6 @@ t.test('isolation matrix', async (t) => {
     t.equal(refresh.statusCode, 200, "the victim's refresh token still refreshes");
     t.equal((await owner('/api/auth/me')).statusCode, 200, "the victim's access token still works");
   });
+
+  t.test('every 2xx answer above, to every caller, is one the document promises', async (t) => s.answers.report(t));
 });

@@ -2,7 +2,8 @@
 // kernel area's), balanced by operation count over the shard files; the kernel
 // areas (auth, platform, health) and their scenarios always go to shard 1.
 // FUZZ_SEED and FUZZ_RUNS (requests per operation) override the defaults; PGlite
-// runs a quarter of the requests unless FUZZ_RUNS says otherwise.
+// runs a quarter of the requests unless FUZZ_RUNS says otherwise. Every 2xx answer
+// a shard gets keeps to its response schema in the document (api/responses.ts).
 import fc from 'fast-check';
 import type { Test } from 'tap';
 import { onPglite } from '../../helper.ts';
@@ -73,6 +74,7 @@ export async function runShard(t: Test, shard: number, count: number): Promise<v
   for (const name of ['refresh race', 'HTTP parser refusals']) if (rec.stats.has(name)) t.pass(`${name}: statuses ${rec.statuses(name)}`);
 
   rec.report(t);
+  world.answers.report(t);
   t.comment(`fuzz shard ${shard}/${count}: ${rec.requests} requests in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   t.ok(rec.requests >= ops.length * RUNS, `${rec.requests} requests sent`);
 }

@@ -15,12 +15,15 @@ import { loadApi, type Api } from '../api/describe.ts';
 import { buildDataset, type DataRow, type Dataset } from '../api/dataset.ts';
 import { newMarker } from '../api/examples.ts';
 import { forgedTokens } from '../api/tokens.ts';
+import { ResponseWatch } from '../api/responses.ts';
 
 export type Caller = 'admin' | 'viewer' | 'noRole' | 'none' | 'forged' | 'otherTenant' | 'operator';
 
 export interface World {
   ctx: TestContext;
   api: Api;
+  /** every 2xx answer of the world and the fuzz, held to the document */
+  answers: ResponseWatch;
   a: TestTenant;
   b: TestTenant;
   /** a company of tenant a the admin belongs to besides the primary one, and one they do not */
@@ -86,6 +89,7 @@ export async function buildWorld(t: Test, o: { operator: boolean; seed: number }
   });
   const ctx = await build({ teardown: (fn) => later.push(fn) }, url ? { config: { databases: { main: url } } } : {});
   const api = await loadApi(ctx.app, ctx.kernel);
+  const answers = new ResponseWatch(api).watch(ctx.app);
   const a = await ctx.tenant();
   const b = await ctx.tenant();
   const adminId = (await ctx.as(a.adminToken, { method: 'GET', url: '/api/auth/me' })).json().id as string;
@@ -132,6 +136,7 @@ export async function buildWorld(t: Test, o: { operator: boolean; seed: number }
   return {
     ctx,
     api,
+    answers,
     a,
     b,
     second,

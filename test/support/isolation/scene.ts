@@ -10,10 +10,13 @@ import { loadApi, type Api } from '../api/describe.ts';
 import { buildDataset, readUrl, type Dataset } from '../api/dataset.ts';
 import { newMarker } from '../api/examples.ts';
 import { forgedTokens } from '../api/tokens.ts';
+import { ResponseWatch } from '../api/responses.ts';
 
 export interface Scene {
   ctx: TestContext;
   api: Api;
+  /** every 2xx answer of the scene and the matrix, held to the document */
+  answers: ResponseWatch;
   V: TestTenant;
   X: TestTenant;
   companyB: string;
@@ -41,6 +44,7 @@ async function userToken(ctx: TestContext, tenant: TestTenant, email: string): P
 export async function buildScene(t: Test, seed: number): Promise<Scene> {
   const ctx = await build(t);
   const api = await loadApi(ctx.app, ctx.kernel);
+  const answers = new ResponseWatch(api).watch(ctx.app);
   const V = await ctx.tenant();
   const X = await ctx.tenant();
   const as = (token: string, method: 'GET' | 'POST' | 'PUT', url: string, payload?: object) => ctx.as(token, { method, url, ...(payload ? { payload } : {}) });
@@ -82,6 +86,7 @@ export async function buildScene(t: Test, seed: number): Promise<Scene> {
   return {
     ctx,
     api,
+    answers,
     V,
     X,
     companyB,
