@@ -19,6 +19,8 @@ export interface FieldInfo {
   values?: string[];
   /** decimals: digits after the point */
   scale?: number;
+  /** an amount of money: the field path holding its ISO 4217 currency code ("currency", "quoteId.currency") */
+  currency?: string;
   translatable?: boolean;
   /** the kernel's columns (id, createdAt, updatedAt), present on every entity */
   kernel?: boolean;
@@ -56,6 +58,7 @@ export function describeEntities(models: Iterable<EntityModel>, ability: Ability
       ...(f.entity ? { ref: f.entity } : {}),
       ...(f.values ? { values: [...f.values] } : {}),
       ...(f.type === 'decimal' ? { scale: f.scale ?? 2 } : {}),
+      ...(f.currency ? { currency: f.currency } : {}),
       ...(f.translatable ? { translatable: true } : {}),
       readable: readable && (!limited || accessFilter(ability, 'read', m.name, f.name) !== null),
     }));

@@ -33,6 +33,13 @@ export const FieldSchema = Type.Object(
     maximum: Type.Optional(Type.Number()),
     precision: Type.Optional(Type.Integer({ minimum: 1, maximum: 38, description: 'decimal: total digits (default 12)' })),
     scale: Type.Optional(Type.Integer({ minimum: 0, maximum: 20, description: 'decimal: digits after the point (default 2)' })),
+    currency: Type.Optional(
+      Type.String({
+        pattern: '^[a-z][A-Za-z0-9]{0,40}(\\.[a-z][A-Za-z0-9]{0,40})?$',
+        description:
+          'integer/decimal: an amount of money, whose ISO 4217 code is in this string field: of the entity ("currency") or of the entity of this module a ref points at ("quoteId.currency"). Analytics never adds amounts of different currencies: a sum, average, minimum or maximum comes out per currency',
+      }),
+    ),
     values: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, uniqueItems: true, description: 'enum: allowed values' })),
     entity: Type.Optional(Type.String({ description: 'ref: the referenced entity name' })),
     onDelete: Type.Optional(

@@ -168,6 +168,21 @@ function checkListOptions(entity: ManifestEntity, file: string, at: string): voi
 
 const NUMERIC = new Set(['decimal', 'integer']);
 
+/** A money field's "currency" names a plain string field: of the entity, or of the entity of this module a ref of it points at. */
+function checkCurrency(m: Manifest, entity: ManifestEntity, type: string, path: string, file: string, ptr: string): void {
+  if (!NUMERIC.has(type)) throw new ManifestError(file, ptr, 'only integer and decimal fields are amounts of money with a "currency"');
+  const [first, second] = path.split('.');
+  let holder = entity;
+  if (second !== undefined) {
+    const ref = entity.fields[first];
+    const target = ref?.type === 'ref' ? (m.entities ?? []).find((e) => e.name === ref.entity) : undefined;
+    if (!target) throw new ManifestError(file, ptr, `"${first}" is no ref field of ${entity.name} pointing at an entity of this module`);
+    holder = target;
+  }
+  const g = holder.fields[second ?? first];
+  if (g?.type !== 'string' || g.translatable || g.internal || g.secret) throw new ManifestError(file, ptr, `"${second ?? first}" is no plain string field of ${holder.name} to hold the currency`);
+}
+
 /** Computed fields, state machines: what they name must exist and fit. */
 function checkDerived(m: Manifest, entity: ManifestEntity, file: string, at: string): void {
   for (const [name, f] of Object.entries(entity.fields)) {
@@ -195,6 +210,7 @@ function checkDerived(m: Manifest, entity: ManifestEntity, file: string, at: str
         throw new ManifestError(file, `${ptr}/sequence/per`, `"${per}" is no plain field of ${entity.name} to number by`);
       }
     }
+    if (f.currency !== undefined) checkCurrency(m, entity, f.type, f.currency, file, `${ptr}/currency`);
     if (f.sum !== undefined) {
       const child = (m.entities ?? []).find((e) => e.name === f.sum!.entity);
       if (!child) throw new ManifestError(file, `${ptr}/sum/entity`, `"${f.sum.entity}" is no entity of this module`);
