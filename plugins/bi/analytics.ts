@@ -25,6 +25,7 @@ export const Result = Type.Object(
           type: Type.String({ description: 'the type of the values: a field type (dates YYYY-MM-DD, decimals as strings) or integer for counts' }),
           label: Type.String(),
           role: Type.Unsafe<Role>({ type: 'string', enum: ['dimension', 'measure', 'time'] }),
+          currency: Type.Optional(Type.String({ description: 'an amount of money: the column holding the currency of its values (rows never add up two currencies: they are split by it)' })),
         },
         { additionalProperties: false },
       ),
@@ -53,7 +54,7 @@ async function runQuery(ctx: ModuleContext, input: unknown, opts: { tables?: BiT
   const started = performance.now();
   try {
     const analysis = await ctx.data(parsed.table).analyze(parsed.aggregate, LIMITS());
-    return { ...analysis, table: parsed.table, roles: parsed.roles, durationMs: Math.round(performance.now() - started) };
+    return { ...analysis, table: parsed.table, roles: parsed.roles, currencies: parsed.currencies, durationMs: Math.round(performance.now() - started) };
   } catch (err) {
     throw retargeted(err, parsed);
   }
@@ -64,7 +65,10 @@ export async function answer(ctx: ModuleContext, input: unknown, opts: { tables?
   const r = await runQuery(ctx, input, opts);
   return {
     table: r.table,
-    columns: r.columns.map((c) => ({ name: c.key, type: c.type, label: c.label, role: r.roles.get(c.key) ?? 'dimension' })),
+    columns: r.columns.map((c) => {
+      const currency = r.currencies?.get(c.key);
+      return { name: c.key, type: c.type, label: c.label, role: r.roles.get(c.key) ?? 'dimension', ...(currency ? { currency } : {}) };
+    }),
     rows: r.rows,
     rowCount: r.rows.length,
     truncated: r.truncated,

@@ -27,8 +27,8 @@ export const DAY = '^\\d{4}-\\d{2}-\\d{2}$';
  */
 export const AnalyticsQuery = Type.Ref('BiAnalyticsQuery');
 
-/** A query's result with what the answer shows beside it. */
-export type QueryRun = Analysis & { table: string; roles: Map<string, Role>; durationMs: number };
+/** A query's result with what the answer shows beside it; `currencies`: each money measure's currency column. */
+export type QueryRun = Analysis & { table: string; roles: Map<string, Role>; currencies?: Map<string, string>; durationMs: number };
 
 export interface ParsedQuery {
   table: string;
@@ -37,6 +37,8 @@ export interface ParsedQuery {
   aggregate: AggregateQuery;
   /** each result column's role, by name */
   roles: Map<string, Role>;
+  /** each money measure (an amount the model gives a currency) → the result column holding its currency */
+  currencies: Map<string, string>;
   /** every field path the query names, with where (a JSON pointer into the query) */
   fields: { field: string; at: string }[];
   /** where in the query each part of the aggregate came from: the kernel's error paths, translated */
@@ -160,7 +162,36 @@ export function parseQuery(input: unknown, timeZone: string, fieldType: (table: 
   const aggregate: AggregateQuery = { groupBy, measures, filters, ...(orderBy.length ? { orderBy: orderBy.join(',') } : {}) };
   if (limit !== undefined) aggregate.limit = limit;
   if (offset !== undefined) aggregate.offset = offset;
-  return { table, ...(app ? { app } : {}), aggregate, roles, fields, origin };
+  return { table, ...(app ? { app } : {}), aggregate, roles, currencies: new Map(), fields, origin };
+}
+
+/** Aggregations whose result is an amount in the currency of the values: they never mix two currencies. */
+const MONEY_AGGREGATIONS = new Set(['sum', 'avg', 'min', 'max']);
+
+/**
+ * Amounts of different currencies are never added up (nor averaged or
+ * compared) into one figure: a sum, average, minimum or maximum of a field the
+ * model gives a currency (`currencyOf`: the path of the field holding it, from
+ * the query's table) is grouped by that currency too, unless the query groups
+ * by it already; the group's column is named by its path. Each such measure's
+ * currency column goes into `parsed.currencies`.
+ */
+export function perCurrency(parsed: ParsedQuery, currencyOf: (path: string) => string | undefined): ParsedQuery {
+  const groupBy = parsed.aggregate.groupBy!;
+  for (const [name, measure] of Object.entries(parsed.aggregate.measures ?? {})) {
+    const [agg, field] = Object.entries(measure).find(([k]) => MONEY_AGGREGATIONS.has(k)) ?? [];
+    const currency = typeof field === 'string' ? currencyOf(field) : undefined;
+    if (!agg || !currency) continue;
+    if (!groupBy.includes(currency)) {
+      if (parsed.roles.has(currency)) throw bad(parsed.origin.measures.get(name)!, `adds amounts of money: they are grouped by their currency, whose column "${currency}" another column names`);
+      groupBy.push(currency);
+      parsed.roles.set(currency, 'dimension');
+      // the kernel's faults about this group (a currency field out of reach) point at the measure
+      parsed.origin.groupBy.push(`${parsed.origin.measures.get(name)!}/field`);
+    }
+    parsed.currencies.set(name, currency);
+  }
+  return parsed;
 }
 
 /** The kernel names parts of its aggregate (/groupBy/1, /measures/total/sum, /filters/0/value): say where they are in the query. */

@@ -8,7 +8,7 @@
 // as for any query; over a data source's table both run on that database. A
 // saved query reading another saved query is no table (one level: no cycles).
 import { compileColumnAggregate, httpError, validationError, type ModuleContext, type Row, type TypedColumn } from '../../core/plugin-api.ts';
-import { parseQuery, retargeted, type ParsedQuery, type QueryRun } from './query.ts';
+import { parseQuery, perCurrency, retargeted, type ParsedQuery, type QueryRun } from './query.ts';
 import { entityQuery, roleOf, tablesOf, type BiTable } from './semantic-model.ts';
 import { externalName, type SourceTable } from './external-model.ts';
 import { compileExternal } from './external-query.ts';
@@ -72,13 +72,17 @@ export async function runSaved(ctx: ModuleContext, input: unknown, app?: string,
   if (!/^[0-9a-f-]{36}$/i.test(id)) throw validationError([{ path: '/table', message: 'is query:<id>, the id of a saved query' }]);
   const row = await savedRow(ctx, appOf(query, app, 'saved query it reads'), id, '/table');
   const base = await baseOf(ctx, row, '/table', tables);
-  const parsed = parseQuery(input, ctx.timeZone, (_, field) => base.columns.find((c) => c.name === field)?.type);
+  // a money column of the saved query keeps its currency: a sum over its groups is per currency too
+  const parsed = perCurrency(
+    parseQuery(input, ctx.timeZone, (_, field) => base.columns.find((c) => c.name === field)?.type),
+    (field) => base.parsed.currencies.get(field),
+  );
   const limits = LIMITS();
   if (base.kind === 'entity') {
     const started = performance.now();
     try {
       const analysis = await ctx.data(base.parsed.table).analyze(base.parsed.aggregate, { ...limits, then: { name: query.table, query: parsed.aggregate } });
-      return { ...analysis, table: parsed.table, roles: parsed.roles, durationMs: Math.round(performance.now() - started) };
+      return { ...analysis, table: parsed.table, roles: parsed.roles, currencies: parsed.currencies, durationMs: Math.round(performance.now() - started) };
     } catch (err) {
       throw retargeted(err, parsed);
     }
@@ -90,7 +94,7 @@ export async function runSaved(ctx: ModuleContext, input: unknown, app?: string,
   } catch (err) {
     throw retargeted(err, parsed);
   }
-  return { ...(await runOnSource(ctx, base.source, statement)), table: parsed.table, roles: parsed.roles };
+  return { ...(await runOnSource(ctx, base.source, statement)), table: parsed.table, roles: parsed.roles, currencies: parsed.currencies };
 }
 
 /**
@@ -115,7 +119,10 @@ export async function savedTablesOf(ctx: ModuleContext, appId: string, sources: 
       label: row.name as string,
       module: 'queries',
       ...(row.description ? { description: row.description as string } : {}),
-      fields: base.columns.map((c) => ({ name: c.name, label: c.label, type: c.type, role: roleOf(c.type), ...(c.values ? { values: c.values } : {}) })),
+      fields: base.columns.map((c) => {
+        const currency = base.parsed.currencies.get(c.name);
+        return { name: c.name, label: c.label, type: c.type, role: roleOf(c.type), ...(c.values ? { values: c.values } : {}), ...(currency ? { currency } : {}) };
+      }),
     });
   }
   return out;

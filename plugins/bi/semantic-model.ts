@@ -5,7 +5,7 @@
 // tables a relation. Nothing is declared twice: a new module's entities
 // appear here as soon as it is loaded and the caller holds its codes.
 import { handler, httpError, Type, validationError, type EntityInfo, type FieldInfo, type ModuleContext } from '../../core/plugin-api.ts';
-import { parseQuery, type ParsedQuery, type Role } from './query.ts';
+import { parseQuery, perCurrency, type ParsedQuery, type Role } from './query.ts';
 
 /** Field types analytics cannot group, measure or filter (documents, texts stored per language). */
 const UNUSABLE = new Set(['json']);
@@ -18,6 +18,8 @@ export interface BiField {
   /** a ref: the table it points at */
   ref?: string;
   values?: string[];
+  /** an amount of money: the field (path) of its table holding its currency */
+  currency?: string;
 }
 
 export interface BiTable {
@@ -56,6 +58,7 @@ export function tablesOf(ctx: ModuleContext): BiTable[] {
         role: roleOf(f.type),
         ...(f.ref ? { ref: f.ref } : {}),
         ...(f.values ? { values: f.values } : {}),
+        ...(f.currency ? { currency: f.currency } : {}),
       })),
     }));
 }
@@ -82,25 +85,32 @@ export function relationsOf(tables: BiTable[]): BiRelation[] {
 
 /** A query over an entity checked for shape and its table against the caller's model; its fields are the kernel's to check. */
 export function entityQuery(ctx: ModuleContext, input: unknown, tables: BiTable[] = tablesOf(ctx)): ParsedQuery {
-  const parsed = parseQuery(input, ctx.timeZone, (table, path) => fieldTypeOf(tables, table, path));
+  const parsed = parseQuery(input, ctx.timeZone, (table, path) => fieldOf(tables, table, path)?.type);
   if (!tables.some((t) => t.name === parsed.table)) {
     const exists = ctx.model().some((e) => e.name === parsed.table);
     // an entity the caller may not read is refused as its own routes refuse it; an unknown name is a bad query
     if (exists) throw httpError('FORBIDDEN', `not allowed to read ${parsed.table}`, { errors: [{ path: '/table', message: 'is a table you may not read' }] });
     throw validationError([{ path: '/table', message: `names no table: GET /api/bi/app-tables lists them` }]);
   }
-  return parsed;
+  return perCurrency(parsed, (path) => currencyOf(fieldOf(tables, parsed.table, path), path));
 }
 
-/** The type of a field path from `table` ("projectId.name"), or undefined when the caller's model lacks it (the kernel then says why). */
-function fieldTypeOf(tables: BiTable[], table: string, path: string): string | undefined {
+/** The path of the currency of money field `field` at `path` ("opportunityId.amount" → "opportunityId.currency"). */
+export function currencyOf(field: BiField | undefined, path: string): string | undefined {
+  if (!field?.currency) return undefined;
+  const at = path.lastIndexOf('.');
+  return at < 0 ? field.currency : `${path.slice(0, at)}.${field.currency}`;
+}
+
+/** The field at a path from `table` ("projectId.name"), or undefined when the caller's model lacks it (the kernel then says why). */
+function fieldOf(tables: BiTable[], table: string, path: string): BiField | undefined {
   const byName = new Map(tables.map((t) => [t.name, t]));
   let current = byName.get(table);
   const parts = path.split('.');
   for (let i = 0; i < parts.length; i++) {
     const f = current?.fields.find((x) => x.name === parts[i]);
     if (!f) return undefined;
-    if (i === parts.length - 1) return f.type;
+    if (i === parts.length - 1) return f;
     current = f.ref ? byName.get(f.ref) : undefined;
   }
   return undefined;
@@ -114,6 +124,7 @@ const Field = Type.Object(
     role: Type.Unsafe<Role>({ type: 'string', enum: ['dimension', 'measure', 'time'] }),
     ref: Type.Optional(Type.String({ description: 'ref: the table it points at' })),
     values: Type.Optional(Type.Array(Type.String(), { description: 'enum: its values' })),
+    currency: Type.Optional(Type.String({ description: 'an amount of money: the field (path) holding its currency; sums, averages, minimums and maximums of it come out per currency' })),
   },
   { additionalProperties: false },
 );

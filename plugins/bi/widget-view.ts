@@ -11,6 +11,8 @@ export interface Column {
   type: string;
   label: string;
   role: 'dimension' | 'measure' | 'time';
+  /** an amount of money: the column holding each row's currency */
+  currency?: string;
 }
 
 export interface Result {
@@ -77,12 +79,34 @@ export function tableOf(result: Result, text: Text) {
   };
 }
 
-/** The KPI of a number widget: the first measure of the first row, formatted as its chart settings say. */
+const CODE = /^[A-Z]{3}$/;
+
+/** An amount with its currency code ("EUR 12,900.00"): as many decimals as the currency has when the widget shows currency. */
+function money(column: Column, raw: unknown, code: unknown, format: unknown, text: Text): string {
+  if (typeof code !== 'string' || !code) return `${text('chart.none')} ${cellText(column, raw, text)}`;
+  if (format !== 'currency' || !CODE.test(code)) return `${code} ${cellText(column, raw, text)}`;
+  const digits = new Intl.NumberFormat('en', { style: 'currency', currency: code }).resolvedOptions().maximumFractionDigits;
+  return `${code} ${Number(raw).toLocaleString('en', { minimumFractionDigits: digits, maximumFractionDigits: digits })}`;
+}
+
+/**
+ * The KPI of a number widget: the first measure of the first row, formatted as its chart settings say;
+ * an amount of money, one figure per currency ("EUR 12,900.00 · GBP 3,400.00"), never one sum of them.
+ */
 function numberOf(result: Result, chart: Record<string, unknown> | null, text: Text) {
   const column = result.columns.find((c) => c.role === 'measure') ?? result.columns[0];
+  const perCurrency = column?.currency;
+  if (perCurrency) {
+    // the first row's group (as for any KPI), in each of its currencies
+    const group = (r: Result['rows'][number]) => JSON.stringify(result.columns.filter((c) => c.role !== 'measure' && c.name !== perCurrency).map((c) => r[c.name]));
+    const first = result.rows[0] && group(result.rows[0]);
+    const rows = result.rows.filter((r) => group(r) === first && r[column.name] !== null && Number.isFinite(Number(r[column.name])));
+    const value = rows.map((r) => money(column, r[column.name], r[perCurrency], chart?.format, text)).join(' · ');
+    return { value: value || '–', label: column.label };
+  }
   const raw = column ? result.rows[0]?.[column.name] : undefined;
   if (!column || raw === null || raw === undefined || !Number.isFinite(Number(raw))) return { value: '–', label: column?.label ?? '' };
-  const currency = typeof chart?.currency === 'string' && /^[A-Z]{3}$/.test(chart.currency) ? chart.currency : null;
+  const currency = typeof chart?.currency === 'string' && CODE.test(chart.currency) ? chart.currency : null;
   let value = cellText(column, raw, text);
   if (chart?.format === 'currency' && currency) value = Number(raw).toLocaleString('en', { style: 'currency', currency });
   else if (chart?.format === 'percent') value = `${cellText(column, raw, text)} %`;

@@ -67,7 +67,9 @@
   function pieOrFunnel(type, columns, rows, chart, r) {
     const name = r.known(chart.name) ?? r.known(chart.x) ?? r.groups[0] ?? columns[0]?.name;
     const value = r.known(chart.value) ?? list(chart.y).find(r.known) ?? r.measures[0];
-    const data = rows.map((row) => ({ name: label(row[name]), value: asNumber(row[value]) }));
+    // an amount of money comes per currency: a slice names its currency
+    const currency = r.byName.get(value)?.currency;
+    const data = rows.map((row) => ({ name: currency && currency !== name ? `${label(row[name])} (${label(row[currency])})` : label(row[name]), value: asNumber(row[value]) }));
     const base = { name: r.byName.get(value)?.label ?? value, data };
     return {
       tooltip: { trigger: 'item' },

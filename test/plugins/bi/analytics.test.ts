@@ -51,10 +51,12 @@ t.test('measures over every row, computed by hand', async (t) => {
     200,
     'measures',
   );
-  t.same(res.rows, [{ n: 5, sum_amount: '5000.75', avg_amount: '1250.19', min_amount: '300.25', max_amount: '2500.50', customers: 3, sum_probability: 290, last: '2026-04-10' }]);
+  // every amount is in EUR: money comes out per currency, here one
+  t.same(res.rows, [{ currency: 'EUR', n: 5, sum_amount: '5000.75', avg_amount: '1250.19', min_amount: '300.25', max_amount: '2500.50', customers: 3, sum_probability: 290, last: '2026-04-10' }]);
   t.same(
     res.columns.map((c: Record<string, string>) => [c.name, c.type, c.role]),
     [
+      ['currency', 'string', 'dimension'],
       ['n', 'integer', 'measure'],
       ['sum_amount', 'decimal', 'measure'],
       ['avg_amount', 'decimal', 'measure'],
@@ -74,9 +76,9 @@ t.test('measures over every row, computed by hand', async (t) => {
 
 t.test('dimensions, along references too, with order, limit and offset', async (t) => {
   t.same(await rows({ dimensions: ['stage'], measures: [{ agg: 'count' }, { agg: 'sum', field: 'amount' }, { agg: 'avg', field: 'amount' }] }), [
-    { stage: 'lost', count: 1, sum_amount: '0.00', avg_amount: null },
-    { stage: 'proposal', count: 2, sum_amount: '2200.00', avg_amount: '1100.00' },
-    { stage: 'won', count: 2, sum_amount: '2800.75', avg_amount: '1400.38' },
+    { stage: 'lost', currency: 'EUR', count: 1, sum_amount: '0.00', avg_amount: null },
+    { stage: 'proposal', currency: 'EUR', count: 2, sum_amount: '2200.00', avg_amount: '1100.00' },
+    { stage: 'won', currency: 'EUR', count: 2, sum_amount: '2800.75', avg_amount: '1400.38' },
   ]);
   const byCustomer = expectStatus(
     await post({ table: 'Opportunity', dimensions: ['customerId.name', 'customerId.industry'], measures: [{ agg: 'sum', field: 'amount', name: 'total' }], order: [{ by: 'total', dir: 'desc' }] }),
@@ -84,14 +86,14 @@ t.test('dimensions, along references too, with order, limit and offset', async (
     'by customer',
   );
   t.same(byCustomer.rows, [
-    { 'customerId.name': 'Acme', 'customerId.industry': 'Tools', total: '3500.50' },
-    { 'customerId.name': 'Initech', 'customerId.industry': null, total: '1200.00' },
-    { 'customerId.name': 'Globex', 'customerId.industry': 'Energy', total: '300.25' },
+    { 'customerId.name': 'Acme', 'customerId.industry': 'Tools', currency: 'EUR', total: '3500.50' },
+    { 'customerId.name': 'Initech', 'customerId.industry': null, currency: 'EUR', total: '1200.00' },
+    { 'customerId.name': 'Globex', 'customerId.industry': 'Energy', currency: 'EUR', total: '300.25' },
   ]);
   t.same(byCustomer.columns[0], { name: 'customerId.name', type: 'string', label: 'Customer › Name', role: 'dimension' });
   t.match(byCustomer.sql, /left join \(select t\."id" as "id", .* from "crm_customers" t where/);
   const page = await rows({ dimensions: ['customerId.name'], measures: [{ agg: 'sum', field: 'amount', name: 'total' }], order: [{ by: 'total', dir: 'desc' }], limit: 1, offset: 1 });
-  t.same(page, [{ 'customerId.name': 'Initech', total: '1200.00' }]);
+  t.same(page, [{ 'customerId.name': 'Initech', currency: 'EUR', total: '1200.00' }]);
   const truncated = expectStatus(await post({ table: 'Opportunity', dimensions: ['stage'], measures: [{ agg: 'count' }], limit: 2 }), 200, 'limit 2');
   t.same([truncated.rowCount, truncated.truncated], [2, true]);
 });

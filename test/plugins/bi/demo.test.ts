@@ -45,3 +45,16 @@ t.test('every widget of the demo application answers', async (t) => {
   }
   t.ok(charts >= 7);
 });
+
+t.test('the open pipeline (EUR and GBP deals) is one figure per currency, never their sum', async (t) => {
+  const [app] = expectStatus(await api('GET', '/api/bi/apps'), 200, 'apps').items;
+  const [overview] = expectStatus(await api('GET', `/api/bi/apps/${app.id}/sheets?sort=position`), 200, 'sheets').items;
+  const widgets = expectStatus(await api('GET', `/api/bi/sheets/${overview.id}/widgets?size=100`), 200, 'widgets').items as { id: string; title: string }[];
+  const pipeline = widgets.find((w) => w.title === 'Open pipeline')!;
+  const data = expectStatus(await api('GET', `/api/bi/sheets/${overview.id}/data`), 200, 'sheet data');
+  const answer = data.widgets.find((w: { widgetId: string }) => w.widgetId === pipeline.id).data;
+  t.same(answer.rows, [
+    { currency: 'EUR', pipeline: '20450.00' },
+    { currency: 'GBP', pipeline: '9200.00' },
+  ]);
+});

@@ -55,6 +55,7 @@ t.test("the application's model lists each saved query as a table of its result 
     table.fields.map((f: Record<string, unknown>) => [f.name, f.type, f.role]),
     [
       ['customerId.name', 'string', 'dimension'],
+      ['currency', 'string', 'dimension'],
       ['total', 'decimal', 'measure'],
       ['deals', 'integer', 'measure'],
     ],
@@ -92,11 +93,12 @@ t.test('queries over a saved query, computed by hand', async (t) => {
         { agg: 'avg', field: 'total' },
       ],
     }),
-    [{ customers: 3, sum_total: '5000.75', max_deals: 2, avg_total: '1666.92' }],
+    // amounts are money: per currency, here EUR alone
+    [{ currency: 'EUR', customers: 3, sum_total: '5000.75', max_deals: 2, avg_total: '1666.92' }],
   );
   t.same(await rows({ table, dimensions: ['customerId.name'], measures: [{ agg: 'sum', field: 'total' }], filters: [{ field: 'total', op: 'gte', value: '1000' }] }), [
-    { 'customerId.name': 'Acme', sum_total: '3500.50' },
-    { 'customerId.name': 'Initech', sum_total: '1200.00' },
+    { 'customerId.name': 'Acme', currency: 'EUR', sum_total: '3500.50' },
+    { 'customerId.name': 'Initech', currency: 'EUR', sum_total: '1200.00' },
   ]);
   t.same(await rows({ table, dimensions: ['deals'], measures: [{ agg: 'count', name: 'customers' }], order: [{ by: 'deals', dir: 'desc' }] }), [
     { deals: 2, customers: 2 },
@@ -139,7 +141,7 @@ t.test('a saved query with a limit is a table of its first groups', async (t) =>
     order: [{ by: 'total', dir: 'desc' }],
     limit: 1,
   });
-  t.same(await rows({ table: `query:${top}`, dimensions: ['customerId.name'], measures: [{ agg: 'sum', field: 'total' }] }), [{ 'customerId.name': 'Acme', sum_total: '3500.50' }]);
+  t.same(await rows({ table: `query:${top}`, dimensions: ['customerId.name'], measures: [{ agg: 'sum', field: 'total' }] }), [{ 'customerId.name': 'Acme', currency: 'EUR', sum_total: '3500.50' }]);
 });
 
 t.test('rights: the caller runs the saved query as themselves', async (t) => {
