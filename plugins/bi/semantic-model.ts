@@ -96,7 +96,7 @@ export function entityQuery(ctx: ModuleContext, input: unknown, tables: BiTable[
 }
 
 /** The path of the currency of money field `field` at `path` ("opportunityId.amount" → "opportunityId.currency"). */
-export function currencyOf(field: BiField | undefined, path: string): string | undefined {
+function currencyOf(field: BiField | undefined, path: string): string | undefined {
   if (!field?.currency) return undefined;
   const at = path.lastIndexOf('.');
   return at < 0 ? field.currency : `${path.slice(0, at)}.${field.currency}`;
