@@ -68,10 +68,21 @@ function topics(ctx: ModuleContext, language: DateLanguage, key: string | null) 
   if (ctx.can('read', 'User'))
     out.push({
       kind: 'assignee',
-      ...text('assignee', '@ and a name or e-mail assigns a user; a near miss still matches, several matches offer a choice.'),
-      examples: ['@maria', '@maria.rossi@example.com'],
+      ...text(
+        'assignee',
+        '@ and a name or e-mail assigns a user; a near miss still matches, several matches offer a choice. A name without @ assigns too when it is exact and tied to the sentence: "remind Maria to", "assign to Maria:", "Maria should", "with Maria", "for Maria".',
+      ),
+      examples: ['@maria', '@maria.rossi@example.com', 'remind Maria to', 'Maria should'],
     });
-  if (key) out.push({ kind: 'project', ...text('project', '# and a project key or name puts the task in that project; without one it is your personal task.'), examples: [`#${key}`] });
+  if (key)
+    out.push({
+      kind: 'project',
+      ...text(
+        'project',
+        '# and a project key or name puts the task in that project; so does its exact name or key after "in" or "for" ("in the Website relaunch", "for WEB"). Without one it is your personal task.',
+      ),
+      examples: [`#${key}`, `in ${key}`],
+    });
   return out;
 }
 

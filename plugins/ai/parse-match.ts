@@ -3,11 +3,13 @@
 // e-mail, its local part, a full or first name; a project key or name), then
 // fuzzily (fuse.js). Reads are bounded: a substring search of at most
 // CANDIDATES rows, and only when that finds nothing (a typo) a scan of at most
-// SCAN rows by name.
+// SCAN rows by name. Names in free text (parse-names.ts) take exact matches
+// only, among at most NAMED rows a term's search finds.
 import Fuse from 'fuse.js';
 import type { ModuleContext, Row } from '../../core/plugin-api.ts';
 
 const CANDIDATES = 25;
+const NAMED = 100;
 const SCAN = 500;
 /** a fuzzy winner must beat the runner-up by this much (fuse scores: 0 perfect, 1 nothing alike) */
 const CLEAR_LEAD = 0.15;
@@ -34,7 +36,7 @@ export interface ProjectRef {
 export type Resolution<T> = { status: 'matched'; match: T; alternatives: T[] } | { status: 'ambiguous'; match: null; alternatives: T[] } | { status: 'unknown'; match: null; alternatives: T[] };
 
 /** Lower case, without accents, separators as spaces: "Jörg_Müller" and "jorg muller" compare equal. */
-const fold = (s: string) =>
+export const fold = (s: string) =>
   s
     .normalize('NFD')
     .replace(/\p{M}/gu, '')
@@ -87,16 +89,39 @@ export async function projectCandidates(ctx: ModuleContext, term: string): Promi
   return rows.filter((r) => r.archived !== true).map(projectRef);
 }
 
+/** Whether `token` names `u` exactly, case and accents aside: the e-mail, its local part, the full or the first name. */
+export function namesUser(u: UserRef, token: string): boolean {
+  const q = fold(token);
+  const email = u.email.toLowerCase();
+  const name = fold(u.name);
+  return email === token.toLowerCase() || fold(email.split('@')[0]) === q || name === q || name.split(' ')[0] === q;
+}
+
 /** "@maria", "@maria.rossi", "@maria@example.com" among the caller's readable users. */
 export async function resolveUser(ctx: ModuleContext, token: string): Promise<Resolution<UserRef>> {
-  const q = fold(token);
   const candidates = await userCandidates(ctx, [token, token.split(/[._@+-]/)[0]]);
-  const exact = candidates.filter((u) => {
-    const email = u.email.toLowerCase();
-    const name = fold(u.name);
-    return email === token.toLowerCase() || fold(email.split('@')[0]) === q || name === q || name.split(' ')[0] === q;
-  });
-  return decide(exact, rank(candidates, q, ['name', 'email']));
+  return decide(
+    candidates.filter((u) => namesUser(u, token)),
+    rank(candidates, fold(token), ['name', 'email']),
+  );
+}
+
+/**
+ * Active users the caller may read whose name or e-mail contains one of
+ * `terms`, and projects (not archived) whose key or name does: at most NAMED
+ * of each per term, for names in free text, which must match exactly.
+ */
+export async function namedCandidates(ctx: ModuleContext, terms: { person: string[]; project: string[] }): Promise<{ users: UserRef[]; projects: ProjectRef[] }> {
+  const search = async (entity: string, list: string[]) => {
+    if (!list.length || !ctx.can('read', entity)) return [];
+    const data = ctx.data(entity);
+    const seen = new Map<string, Row>();
+    for (const term of new Set(list)) for (const row of (await data.list({ search: term, size: NAMED })).items as Row[]) seen.set(row.id as string, row);
+    return [...seen.values()];
+  };
+  const users = (await search('User', terms.person)).filter((r) => r.isActive !== false).map(userRef);
+  const projects = (await search('Project', terms.project)).filter((r) => r.archived !== true).map(projectRef);
+  return { users, projects };
 }
 
 /** "#WEB" by project key, or a project name ("#website"), among the caller's readable projects. */

@@ -3,7 +3,8 @@
 // propose the fields instead (any failure: the offline fields, with a
 // warning); @names and #projects are resolved among what the caller may read.
 import type { ModuleContext } from '../../core/plugin-api.ts';
-import { analyse } from './parse.ts';
+import { analyse, titleWithout } from './parse.ts';
+import { findNames, type NameHit } from './parse-names.ts';
 import { instantOf, localDay, type DateLanguage } from './parse-dates.ts';
 import { resolveProject, resolveUser, type ProjectRef, type Resolution, type UserRef } from './parse-match.ts';
 import { askProvider, enabledProvider, ProviderFailure } from './provider.ts';
@@ -86,19 +87,36 @@ export async function propose(ctx: ModuleContext, input: ProposeInput): Promise<
   ];
   for (const extra of a.dates.slice(1)) warnings.push({ code: 'SEVERAL_DATES', message: `only the first date is the due date; "${extra.text}" stays in the title`, ...at(extra) });
 
-  const assignee: Resolution<UserRef> | null = assigneeName ? await resolveUser(ctx, assigneeName) : null;
+  // names without @ or #, in the offline reading only: a provider's answer names its own
+  const named = source === 'offline' ? await findNames(ctx, text, a.sites) : { people: [], projects: [] };
+  const cut = [...a.cut];
+  const free = <T>(hits: NameHit<T>[], explicit: boolean, kind: 'assignee' | 'project'): Resolution<T> | null => {
+    const [what, several, ambiguous] = kind === 'assignee' ? ['users', 'SEVERAL_USERS', 'AMBIGUOUS_USER'] : ['projects', 'SEVERAL_PROJECTS', 'AMBIGUOUS_PROJECT'];
+    const chosen = explicit ? undefined : hits[0];
+    for (const extra of explicit ? hits : hits.slice(1)) warnings.push({ code: several, message: `a task has one ${kind}; "${extra.text}" stays in the title`, ...at(extra) });
+    if (!chosen) return null;
+    cut.push({ start: chosen.cutStart, end: chosen.cutEnd });
+    spans.push({ ...at(chosen), kind, text: chosen.text, value: chosen.resolution.match });
+    if (chosen.resolution.status === 'ambiguous') warnings.push({ code: ambiguous, message: `"${chosen.text}" matches several ${what}: pick one of the alternatives`, ...at(chosen) });
+    return chosen.resolution;
+  };
+
+  let assignee: Resolution<UserRef> | null = assigneeName ? await resolveUser(ctx, assigneeName) : null;
   const mention = a.mentions.find((m) => m.text === assigneeName) ?? a.mentions[0];
   if (mention) spans.push({ ...at(mention), kind: 'assignee', text: text.slice(mention.start, mention.end), value: assignee?.match ?? null });
   if (assignee?.status === 'unknown') warnings.push({ code: 'UNKNOWN_USER', message: `no user you can see matches @${assigneeName}`, ...(mention ? at(mention) : {}) });
   if (assignee?.status === 'ambiguous') warnings.push({ code: 'AMBIGUOUS_USER', message: `@${assigneeName} matches several users: pick one of the alternatives`, ...(mention ? at(mention) : {}) });
   for (const extra of a.mentions.slice(1)) warnings.push({ code: 'SEVERAL_USERS', message: `a task has one assignee; @${extra.text} was left out`, ...at(extra) });
+  assignee = free(named.people, assignee !== null, 'assignee') ?? assignee;
 
-  const project: Resolution<ProjectRef> | null = projectName ? await resolveProject(ctx, projectName) : null;
+  let project: Resolution<ProjectRef> | null = projectName ? await resolveProject(ctx, projectName) : null;
   const tag = a.tags.find((t) => t.text === projectName) ?? a.tags[0];
   if (tag) spans.push({ ...at(tag), kind: 'project', text: text.slice(tag.start, tag.end), value: project?.match ?? null });
   if (project?.status === 'unknown') warnings.push({ code: 'UNKNOWN_PROJECT', message: `no project you can see matches #${projectName}`, ...(tag ? at(tag) : {}) });
   if (project?.status === 'ambiguous') warnings.push({ code: 'AMBIGUOUS_PROJECT', message: `#${projectName} matches several projects: pick one of the alternatives`, ...(tag ? at(tag) : {}) });
   for (const extra of a.tags.slice(1)) warnings.push({ code: 'SEVERAL_PROJECTS', message: `a task belongs to one project; #${extra.text} was left out`, ...at(extra) });
+  project = free(named.projects, project !== null, 'project') ?? project;
+  if (source === 'offline') fields.title = titleWithout(text, cut);
 
   if (fields.dueDate && (fields.dueDate < now.date || (fields.dueDate === now.date && fields.dueTime !== null && fields.dueTime < now.time)))
     warnings.push({ code: 'DATE_IN_PAST', message: `the due date ${fields.dueDate}${fields.dueTime ? ` ${fields.dueTime}` : ''} has passed` });

@@ -1,9 +1,12 @@
 // The offline parser's text analysis: what a sentence says about a task,
 // without looking anything up. @names, #projects, priority words and dates are
 // found (with their places in the text), and the title is what remains,
-// tidied. Resolving @names and #projects to rows is parse-match.ts's work.
+// tidied; so are the places where a cue names someone or a project without @
+// or # (parse-names.ts). Resolving them to rows is parse-match.ts's work, and
+// a name found in free text leaves the title too (titleWithout).
 import { findDates, type DateHit, type DateLanguage } from './parse-dates.ts';
 import { findPriorities, strongest, type Found, type Priority, type PriorityHit } from './parse-priority.ts';
+import { nameSites, type NameSite } from './parse-names.ts';
 
 /** The longest text the assistant reads (the title of a task holds 500). */
 export const MAX_TEXT = 2000;
@@ -16,6 +19,15 @@ export interface Analysis {
   dates: DateHit[];
   mentions: Found[];
   tags: Found[];
+  /** where a cue may name someone or a project in free text */
+  sites: NameSite[];
+  /** what leaves the title: the recognised parts with the words that tie them */
+  cut: Cut[];
+}
+
+interface Cut {
+  start: number;
+  end: number;
 }
 
 // "@maria", "@maria.rossi", "@maria@example.com"; not the middle of an e-mail address
@@ -38,7 +50,7 @@ function leadStart(text: string, start: number, leads: string[]): number {
 }
 
 /** The text without the given ranges, tidied: spaces collapsed, stray punctuation gone, first letter upper-case. */
-function tidyTitle(text: string, cut: { start: number; end: number }[]): string {
+export function titleWithout(text: string, cut: Cut[]): string {
   const sorted = [...cut].sort((a, b) => a.start - b.start);
   let out = '';
   let at = 0;
@@ -80,5 +92,6 @@ export function analyse(text: string, language: DateLanguage, reference: Date, t
     ...priorities,
     ...dates.slice(0, 1).map((f) => ({ start: leadStart(text, f.start, DATE_LEADS), end: f.end })),
   ];
-  return { title: tidyTitle(text, cut), priority: strongest(priorities), priorities, dates, mentions, tags };
+  const sites = nameSites(text, [...taken, ...dates]);
+  return { title: titleWithout(text, cut), priority: strongest(priorities), priorities, dates, mentions, tags, sites, cut };
 }

@@ -30,7 +30,7 @@ export async function assistantTenant(ctx: TestContext, tenant: TestTenant) {
   const admin = apiAs(ctx, tenant.adminToken);
   const person = async (name: string, codes = AI_USER): Promise<Person> => {
     const u = await ctx.user(tenant, { codes });
-    const email = `${name.toLowerCase().replace(/ö/g, 'o').replace(/ü/g, 'u').replace(/ /g, '.')}@${tenant.id}.test`;
+    const email = `${name.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase().replace(/ /g, '.')}@${tenant.id}.test`;
     expectStatus(await admin('PATCH', `/api/users/${u.id}`, { name, email }), 200, `name ${name}`);
     return { id: u.id, name, email, token: u.token, api: apiAs(ctx, u.token) };
   };

@@ -162,6 +162,12 @@ t.test('permissions: the AI code to use it, PM codes for what it sees and create
   const parsed = expectStatus(await parse({ text: 'call @maria about #WEB', now: NOW }, aiOnly.api), 200, 'parse without PM codes');
   t.match(parsed.proposal, { assigneeId: null, projectId: null });
   t.same(parsed.warnings.map((w: { code: string }) => w.code).sort(), ['UNKNOWN_PROJECT', 'UNKNOWN_USER'], 'sees no users or projects');
+  // names without @ or #, read as the caller: the caller finds them, one without PM codes finds no one and nothing
+  const named = { text: 'remind Maria to call Acme in the Website relaunch', now: NOW };
+  t.match(expectStatus(await parse(named), 200, 'by name').proposal, { title: 'Call Acme', assigneeId: people['Maria Rossi'].id, projectId: projects.WEB.id });
+  const unseen = expectStatus(await parse(named, aiOnly.api), 200, 'by name without PM codes');
+  t.match(unseen.proposal, { title: 'Remind Maria to call Acme in the Website relaunch', assigneeId: null, projectId: null });
+  t.same(unseen.warnings, [], 'a name no one can see is just a word');
   expectProblem(t, await confirm({ title: 'x' }, aiOnly.api), 403, 'FORBIDDEN', 'cannot create tasks');
   t.same(expectStatus(await aiOnly.api('GET', '/api/ai/assistant/suggest?q=@ma'), 200, 'suggest').items, []);
   const help = expectStatus(await aiOnly.api('GET', '/api/ai/assistant/help?page=/pm/tasks'), 200, 'help');
@@ -182,6 +188,8 @@ t.test('another tenant sees none of these users, projects or tasks', async (t) =
   const api = apiAs(ctx, outsider.token);
   const parsed = expectStatus(await api('POST', '/api/ai/assistant/parse', { text: 'call @maria #WEB', now: NOW }), 200, 'parse');
   t.match(parsed.proposal, { assigneeId: null, projectId: null });
+  const named = expectStatus(await api('POST', '/api/ai/assistant/parse', { text: 'Maria should call Acme for the Website relaunch', now: NOW }), 200, 'by name');
+  t.match(named.proposal, { title: 'Maria should call Acme for the Website relaunch', assigneeId: null, projectId: null });
   const res = await api('POST', '/api/ai/assistant/confirm', { title: 'x', projectId: projects.WEB.id });
   t.equal(res.statusCode, (await api('POST', '/api/pm/tasks', { title: 'x', projectId: projects.WEB.id })).statusCode, 'a foreign project as PM answers');
   t.ok(res.statusCode >= 400 && res.statusCode < 500);

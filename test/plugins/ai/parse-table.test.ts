@@ -2,14 +2,25 @@
 // with a fixed reference time (Tuesday 2026-03-10 10:00 in Europe/Berlin) and
 // the expected title, due date and time, priority, assignee, project and
 // warnings of each. Dates in several languages chrono reads; @names and
-// #projects matched among what the caller may read, with ambiguity and misses.
+// #projects matched among what the caller may read, with ambiguity and misses;
+// people and projects named without @ or # in English, German, French and Spanish.
 import t from 'tap';
 import { build } from '../../helper.ts';
 import { assistantTenant, expectStatus } from './assistant-fixture.ts';
 
 const ctx = await build(t);
-const tenant = await ctx.tenant();
-const { caller, people, projects } = await assistantTenant(ctx, tenant);
+const table = await assistantTenant(ctx, await ctx.tenant());
+// free-text names in a tenant of their own (a project named "Field service app" would be a near miss of #SEC):
+// more people, two projects of one name, and a user who left
+const named = await assistantTenant(ctx, await ctx.tenant());
+for (const name of ['Tom Becker', 'Aiko Tanaka', 'Lucía Fernández', 'Otto Left']) named.people[name] = await named.person(name);
+expectStatus(await named.admin('PATCH', `/api/users/${named.people['Otto Left'].id}`, { isActive: false }), 200, 'Otto leaves');
+for (const p of [
+  { key: 'FSA', name: 'Field service app' },
+  { key: 'SUP', name: 'Support' },
+  { key: 'HELP', name: 'Support' },
+])
+  named.projects[p.key] = expectStatus(await named.caller.api('POST', '/api/pm/projects', p), 201, `project ${p.key}`);
 
 const NOW = '2026-03-10T09:00:00Z';
 const ZONE = 'Europe/Berlin';
@@ -125,31 +136,100 @@ const CASES: Case[] = [
   { text: 'C# migration #1 review', expect: { title: 'C# migration #1 review', project: null } },
 ];
 
-const nameOf = new Map<string, string>([...Object.values(people).map((p) => [p.id, p.name] as [string, string])]);
-const keyOf = new Map<string, string>(Object.values(projects).map((p) => [p.id, p.key]));
+// people and projects by name, without @ or #: a cue word ties the name to the sentence
+// (remind … to, assign to …:, … should, with, for, in) and goes with it; "call Maria" names whom to call
+const NAMES: Case[] = [
+  // English
+  { text: 'remind Maria to send the Q3 report by next Friday', expect: { title: 'Send the Q3 report', assignee: 'Maria Rossi', dueDate: '2026-03-20' } },
+  {
+    text: 'remind Anna to send the Q3 report by next Friday',
+    expect: { title: 'Send the Q3 report', assignee: null, dueDate: '2026-03-20', alternatives: ['Anna Keller', 'Anna Schmidt'], warnings: ['AMBIGUOUS_USER'] },
+  },
+  { text: 'assign to Tom: fix the login page', expect: { title: 'Fix the login page', assignee: 'Tom Becker' } },
+  { text: 'Assign Tom: fix the login page', expect: { title: 'Fix the login page', assignee: 'Tom Becker' } },
+  { text: 'Maria should check the contract', expect: { title: 'Check the contract', assignee: 'Maria Rossi' } },
+  { text: 'Tom will deploy the hotfix, urgent', expect: { title: 'Deploy the hotfix', assignee: 'Tom Becker', priority: 'high' } },
+  { text: 'Tom: update the changelog', expect: { title: 'Update the changelog', assignee: 'Tom Becker' } },
+  { text: 'Tomorrow Maria should call the bank', expect: { title: 'Call the bank', assignee: 'Maria Rossi', dueDate: '2026-03-11' } },
+  { text: 'Lunch with Aiko', expect: { title: 'Lunch', assignee: 'Aiko Tanaka' } },
+  { text: 'Pair with Anna Keller on the release', expect: { title: 'Pair on the release', assignee: 'Anna Keller' } },
+  { text: 'Check the numbers with Jorg', expect: { title: 'Check the numbers', assignee: 'Jörg Weber' } },
+  { text: 'Ask maria.rossi to renew the domain', expect: { title: 'Renew the domain', assignee: 'Maria Rossi' } },
+  { text: 'Write the manual for the Field service app', expect: { title: 'Write the manual', project: 'FSA' } },
+  { text: 'Fix the crash in the mobile app', expect: { title: 'Fix the crash', project: 'MOB' } },
+  { text: 'Plan the launch for Website relaunch project', expect: { title: 'Plan the launch', project: 'WEB' } },
+  { text: 'Review the endpoints in API', expect: { title: 'Review the endpoints', project: 'API' } },
+  { text: 'Ask Aiko to review the design for the Field service app', expect: { title: 'Review the design', assignee: 'Aiko Tanaka', project: 'FSA' } },
+  { text: 'Draft the FAQ for Support', expect: { title: 'Draft the FAQ', project: null, alternatives: ['HELP', 'SUP'], warnings: ['AMBIGUOUS_PROJECT'] } },
+  { text: 'Remind Tom to book the room with Aiko', expect: { title: 'Book the room with Aiko', assignee: 'Tom Becker', warnings: ['SEVERAL_USERS'] } },
+  { text: 'Lunch with Tom @maria', expect: { title: 'Lunch with Tom', assignee: 'Maria Rossi', warnings: ['SEVERAL_USERS'] } },
+  { text: 'Fix the header #WEB for the mobile app', expect: { title: 'Fix the header for the mobile app', project: 'WEB', warnings: ['SEVERAL_PROJECTS'] } },
+  // named, but not the one who does it, or no one the caller can pick
+  { text: 'call Maria tomorrow', expect: { title: 'Call Maria', assignee: null, dueDate: '2026-03-11' } },
+  { text: 'Email Tom the offer', expect: { title: 'Email Tom the offer', assignee: null } },
+  { text: 'remind me to call Maria', expect: { title: 'Remind me to call Maria', assignee: null } },
+  { text: 'remind Otto to file the expenses', expect: { title: 'Remind Otto to file the expenses', assignee: null } },
+  { text: 'Review the api docs', expect: { title: 'Review the api docs', project: null } },
+  { text: 'Share the plan with the team in Secret plans', expect: { title: 'Share the plan with the team in Secret plans', assignee: null, project: null } },
+  // German
+  { text: 'Erinnere Maria daran, den Q3-Bericht bis Freitag zu schicken', language: 'de', expect: { title: 'Den Q3-Bericht zu schicken', assignee: 'Maria Rossi', dueDate: '2026-03-13' } },
+  { text: 'Tom soll die Login-Seite reparieren', language: 'de', expect: { title: 'Die Login-Seite reparieren', assignee: 'Tom Becker' } },
+  { text: 'Zuweisen an Aiko: Vertrag prüfen', language: 'de', expect: { title: 'Vertrag prüfen', assignee: 'Aiko Tanaka' } },
+  { text: 'Mittagessen mit Hans morgen', language: 'de', expect: { title: 'Mittagessen', assignee: 'Hans Müller', dueDate: '2026-03-11' } },
+  { text: 'Handbuch schreiben für die Field service app', language: 'de', expect: { title: 'Handbuch schreiben', project: 'FSA' } },
+  { text: 'Absturz beheben im Projekt Mobile app', language: 'de', expect: { title: 'Absturz beheben', project: 'MOB' } },
+  { text: 'Anna muss die Rechnung prüfen', language: 'de', expect: { title: 'Die Rechnung prüfen', assignee: null, alternatives: ['Anna Keller', 'Anna Schmidt'], warnings: ['AMBIGUOUS_USER'] } },
+  { text: 'Maria anrufen', language: 'de', expect: { title: 'Maria anrufen', assignee: null } },
+  // French
+  { text: "Rappeler à Tom d'envoyer le rapport vendredi", language: 'fr', expect: { title: 'Envoyer le rapport', assignee: 'Tom Becker', dueDate: '2026-03-13' } },
+  { text: 'Maria doit vérifier le contrat', language: 'fr', expect: { title: 'Vérifier le contrat', assignee: 'Maria Rossi' } },
+  { text: 'Assigner à Aiko : corriger la page de connexion', language: 'fr', expect: { title: 'Corriger la page de connexion', assignee: 'Aiko Tanaka' } },
+  { text: 'Déjeuner avec Hans demain', language: 'fr', expect: { title: 'Déjeuner', assignee: 'Hans Müller', dueDate: '2026-03-11' } },
+  { text: 'Écrire le manuel pour le projet Field service app', language: 'fr', expect: { title: 'Écrire le manuel', project: 'FSA' } },
+  { text: 'Corriger le bug dans Mobile app', language: 'fr', expect: { title: 'Corriger le bug', project: 'MOB' } },
+  { text: 'Appeler Maria', language: 'fr', expect: { title: 'Appeler Maria', assignee: null } },
+  // Spanish
+  { text: 'Recordar a Maria que envíe el informe el viernes', language: 'es', expect: { title: 'Envíe el informe', assignee: 'Maria Rossi', dueDate: '2026-03-13' } },
+  { text: 'Tom debe revisar el contrato', language: 'es', expect: { title: 'Revisar el contrato', assignee: 'Tom Becker' } },
+  { text: 'Lucia tiene que preparar la demo', language: 'es', expect: { title: 'Preparar la demo', assignee: 'Lucía Fernández' } },
+  { text: 'Asignar a Aiko: arreglar la página de inicio', language: 'es', expect: { title: 'Arreglar la página de inicio', assignee: 'Aiko Tanaka' } },
+  { text: 'Almuerzo con Hans mañana', language: 'es', expect: { title: 'Almuerzo', assignee: 'Hans Müller', dueDate: '2026-03-11' } },
+  { text: 'Escribir el manual para la Field service app', language: 'es', expect: { title: 'Escribir el manual', project: 'FSA' } },
+  { text: 'Corregir el error en el proyecto Mobile app', language: 'es', expect: { title: 'Corregir el error', project: 'MOB' } },
+  { text: 'Llamar a Maria', language: 'es', expect: { title: 'Llamar a Maria', assignee: null } },
+];
 
 t.ok(CASES.length >= 50, `${CASES.length} sentences`);
+t.ok(NAMES.length >= 40, `${NAMES.length} sentences naming people and projects`);
+t.same([...new Set(NAMES.map((c) => c.language ?? 'en'))], ['en', 'de', 'fr', 'es'], 'in every language the name grammar speaks');
 
-for (const c of CASES) {
-  t.test(c.text, async (t) => {
-    const body = { text: c.text, now: c.now ?? NOW, timeZone: c.timeZone ?? ZONE, ...(c.language ? { language: c.language } : {}) };
-    const res = expectStatus(await caller.api('POST', '/api/ai/assistant/parse', body, c.headers), 200, 'parse');
-    const p = res.proposal;
-    const e = c.expect;
-    t.equal(res.source, 'offline');
-    if (e.title !== undefined) t.equal(p.title, e.title, 'title');
-    if (e.dueDate !== undefined) t.equal(p.dueDate, e.dueDate, 'due date');
-    if (e.dueTime !== undefined) t.equal(p.dueTime, e.dueTime, 'due time');
-    if (e.dueAt !== undefined) t.equal(p.dueAt, e.dueAt, 'due instant');
-    t.equal(p.priority, e.priority ?? 'normal', 'priority');
-    if (e.assignee !== undefined) t.equal(p.assigneeId === null ? null : nameOf.get(p.assigneeId), e.assignee, 'assignee');
-    if (e.project !== undefined) t.equal(p.projectId === null ? null : keyOf.get(p.projectId), e.project, 'project');
-    if (e.alternatives !== undefined) {
-      const offered = [...res.alternatives.assignee.map((u: { name: string }) => u.name), ...res.alternatives.project.map((x: { key: string }) => x.key)].sort();
-      t.same(offered, e.alternatives, 'alternatives');
-    }
-    t.same(res.warnings.map((w: { code: string }) => w.code).sort(), (e.warnings ?? []).sort(), 'warnings');
-    // every span marks its own text
-    for (const s of res.spans) t.equal(c.text.slice(s.start, s.end), s.text, `span ${s.kind}`);
-  });
+function check(cases: Case[], { caller, people, projects }: typeof table) {
+  const nameOf = new Map<string, string>(Object.values(people).map((p) => [p.id, p.name]));
+  const keyOf = new Map<string, string>(Object.values(projects).map((p) => [p.id, p.key]));
+  for (const c of cases) {
+    t.test(c.text, async (t) => {
+      const body = { text: c.text, now: c.now ?? NOW, timeZone: c.timeZone ?? ZONE, ...(c.language ? { language: c.language } : {}) };
+      const res = expectStatus(await caller.api('POST', '/api/ai/assistant/parse', body, c.headers), 200, 'parse');
+      const p = res.proposal;
+      const e = c.expect;
+      t.equal(res.source, 'offline');
+      if (e.title !== undefined) t.equal(p.title, e.title, 'title');
+      if (e.dueDate !== undefined) t.equal(p.dueDate, e.dueDate, 'due date');
+      if (e.dueTime !== undefined) t.equal(p.dueTime, e.dueTime, 'due time');
+      if (e.dueAt !== undefined) t.equal(p.dueAt, e.dueAt, 'due instant');
+      t.equal(p.priority, e.priority ?? 'normal', 'priority');
+      if (e.assignee !== undefined) t.equal(p.assigneeId === null ? null : nameOf.get(p.assigneeId), e.assignee, 'assignee');
+      if (e.project !== undefined) t.equal(p.projectId === null ? null : keyOf.get(p.projectId), e.project, 'project');
+      if (e.alternatives !== undefined) {
+        const offered = [...res.alternatives.assignee.map((u: { name: string }) => u.name), ...res.alternatives.project.map((x: { key: string }) => x.key)].sort();
+        t.same(offered, e.alternatives, 'alternatives');
+      }
+      t.same(res.warnings.map((w: { code: string }) => w.code).sort(), (e.warnings ?? []).sort(), 'warnings');
+      // every span marks its own text
+      for (const s of res.spans) t.equal(c.text.slice(s.start, s.end), s.text, `span ${s.kind}`);
+    });
+  }
 }
+
+check(CASES, table);
+check(NAMES, named);
