@@ -93,11 +93,9 @@ export class ResponseSchemas {
     const validate = this.#validator(op, res.statusCode, media);
     if (validate(body)) return undefined;
     const e = validate.errors![0];
-    const where = `outside its response schema at ${e.instancePath || '/'}: ${e.message}`;
-    return {
-      message: `${at} ${where} (${JSON.stringify(e.params)}; schema ${e.schemaPath.replace(/^.*#/, '')})`,
-      key: `${at} ${where.replace(/\/\d+(?=\/|:)/g, '/*')} (schema ${e.schemaPath.replace(/^.*#/, '')})`,
-    };
+    const rest = `: ${e.message} (${JSON.stringify(e.params)}; schema ${e.schemaPath.replace(/^.*#/, '')})`;
+    const message = (path: string) => `${at} outside its response schema at ${path || '/'}${rest}`;
+    return { message: message(e.instancePath), key: message(e.instancePath.replace(/\/\d+(?=\/|$)/g, '/*')) };
   }
 }
 
