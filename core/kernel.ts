@@ -30,7 +30,7 @@ import { membershipHooks } from './context/membership-hooks.ts';
 import type { Principal } from './access/principal.ts';
 import { KernelServices } from './context/services.ts';
 import type { EntityHooks } from './context/hooks.ts';
-import { builtInTexts, translationKeyHooks } from './http/interface-texts.ts';
+import { builtInTexts, translationKeyHooks } from './context/built-in-texts.ts';
 import type { MenuEntry, ModuleContext } from './context/module-context.ts';
 import { crudContextOf } from './context/context-for.ts';
 import { Identity } from './auth/identity.ts';
@@ -212,8 +212,8 @@ export async function openKernel(config: Config): Promise<Kernel> {
   kernel.migrations = new BackgroundMigration(kernel);
   kernel.authenticators = authenticatorsOf(modules);
   kernel.hooks = hooksByEntity(modules, models);
-  // a tenant's text names a text the interface has (interface-texts.ts), whoever writes it
-  if (models.has('Translation')) kernel.hooks.set('Translation', [translationKeyHooks(builtInTexts(kernel)), ...(kernel.hooks.get('Translation') ?? [])]);
+  // a tenant's text names a text the interface has (built-in-texts.ts), whoever writes it
+  if (models.has('Translation')) kernel.hooks.set('Translation', [translationKeyHooks(builtInTexts(modules)), ...(kernel.hooks.get('Translation') ?? [])]);
   kernel.abilities = new AbilityFactory(kernel.permissions, new RoleDirectory(kernel, { tenants: config.tenantCacheSize }), { tenants: config.tenantCacheSize });
   kernel.memberships = new Memberships(kernel, { tenants: config.tenantCacheSize });
   const unsubscribe = roleChanges.subscribe((tenantId) => {

@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type handlebars from 'handlebars';
 import type { Kernel } from '../kernel.ts';
 import type { ConsolePage, PageApi } from '../context/plugin-module.ts';
-import { pageKey } from '../http/interface-texts.ts';
+import { pageKey } from '../context/built-in-texts.ts';
 import { fillIn } from './texts.ts';
 import type { ConsoleRenderer } from './shell.ts';
 

@@ -10,7 +10,8 @@ import { accessFilter, type Ability } from '../access/abilities.ts';
 import { ADMIN_ROLE } from '../access/role-directory.ts';
 import { FieldTypes } from '../manifest/format.ts';
 import { success } from './headers.ts';
-import { entityKey, fieldKey, menuKey, type InterfaceTexts } from './interface-texts.ts';
+import type { InterfaceTexts } from './interface-texts.ts';
+import { entityKey, fieldKey, menuKey } from '../context/built-in-texts.ts';
 import { languagePreference } from '../i18n.ts';
 
 /** A label in the caller's language: the tenant's text for its key, else the manifest's. */

@@ -10,8 +10,7 @@ import { pathToFileURL } from 'node:url';
 import t from 'tap';
 import { build, PASSWORD } from '../helper.ts';
 import { ConsoleSession } from '../support/console-session.ts';
-import { builtInTexts } from '../../core/http/interface-texts.ts';
-import type { Kernel } from '../../core/kernel.ts';
+import { builtInTexts, type TextSource } from '../../core/context/built-in-texts.ts';
 
 const ctx = await build(t);
 const tenant = await ctx.tenant();
@@ -42,18 +41,18 @@ t.test("a module's texts file: its keys join the module's namespace, a bad file 
     writeFileSync(join(dir, name), text);
     return pathToFileURL(join(dir, name));
   };
-  const kernelWith = (texts: URL) => ({ modules: [{ manifest: { id: 'shop', menu: [], entities: [] }, plugin: { texts } }] }) as unknown as Kernel;
+  const modulesWith = (texts: URL): TextSource[] => [{ manifest: { id: 'shop', menu: [], entities: [] }, plugin: { texts } }];
   t.equal(
-    builtInTexts(kernelWith(file('ok.json', '{"cart.empty": "Your cart is empty"}')))
+    builtInTexts(modulesWith(file('ok.json', '{"cart.empty": "Your cart is empty"}')))
       .get('shop')
       ?.get('cart.empty'),
     'Your cart is empty',
   );
-  t.throws(() => builtInTexts(kernelWith(file('broken.json', '{"cart.empty": '))), /plugins\/shop's texts .*broken\.json/);
-  t.throws(() => builtInTexts(kernelWith(file('list.json', '["a"]'))), /must be a JSON object/);
-  t.throws(() => builtInTexts(kernelWith(file('number.json', '{"cart.count": 3}'))), /"cart.count" must be a non-empty string/);
-  t.throws(() => builtInTexts(kernelWith(file('clash.json', '{"menu.shop": "Shop"}'))), /"menu.shop" starts like the keys the manifest's labels get/);
-  t.throws(() => builtInTexts(kernelWith(pathToFileURL(join(dir, 'missing.json')))), /ENOENT/);
+  t.throws(() => builtInTexts(modulesWith(file('broken.json', '{"cart.empty": '))), /plugins\/shop's texts .*broken\.json/);
+  t.throws(() => builtInTexts(modulesWith(file('list.json', '["a"]'))), /must be a JSON object/);
+  t.throws(() => builtInTexts(modulesWith(file('number.json', '{"cart.count": 3}'))), /"cart.count" must be a non-empty string/);
+  t.throws(() => builtInTexts(modulesWith(file('clash.json', '{"menu.shop": "Shop"}'))), /"menu.shop" starts like the keys the manifest's labels get/);
+  t.throws(() => builtInTexts(modulesWith(pathToFileURL(join(dir, 'missing.json')))), /ENOENT/);
 });
 
 t.test("a tenant's texts win, per language, with fallbacks", async (t) => {
