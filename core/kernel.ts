@@ -31,7 +31,8 @@ import type { Principal } from './access/principal.ts';
 import { KernelServices } from './context/services.ts';
 import type { EntityHooks } from './context/hooks.ts';
 import { builtInTexts, translationKeyHooks } from './context/built-in-texts.ts';
-import type { MenuEntry, ModuleContext } from './context/module-context.ts';
+import type { ModuleContext } from './context/module-context.ts';
+import { menuOf } from './context/menu-access.ts';
 import { crudContextOf } from './context/context-for.ts';
 import { Identity } from './auth/identity.ts';
 import { UUID } from './ids.ts';
@@ -232,9 +233,10 @@ export async function openKernel(config: Config): Promise<Kernel> {
     codesOf: (tenantId, roles) => kernel.abilities.codes(tenantId, roles),
     principalOf: async (crud, userId) => {
       const tenant = UUID.test(userId) ? await tenants.find(crud.tenantId) : undefined;
-      return tenant ? kernel.memberships.principal(tenant, userId.toLowerCase()) : null;
+      // inside a transaction on its connection (embedded PGlite has one, which the transaction holds)
+      return tenant ? kernel.memberships.principal(tenant, userId.toLowerCase(), crud.tx ? crud.em : undefined) : null;
     },
-    abilityOf: (tenantId, roles) => kernel.abilities.for(tenantId, roles),
+    abilityOf: (crud, roles) => kernel.abilities.for(crud.tenantId, roles, crud.tx ? crud.em : undefined),
     isKnownCode: (code) => kernel.permissions.has(code),
     revokeRefreshTokens: (ctx, userId) => new Identity(kernel).revokeAllOf(ctx.em, userId),
     revokeAccessTokens: (tenantId, userId) => revocations.revokeUser(tenantId, userId),
@@ -306,21 +308,4 @@ function hooksByEntity(modules: LoadedModule[], models: Map<string, EntityModel>
     }
   }
   return out;
-}
-
-/** The menu entries in load order, each with the entity its console pages show: named, or the one routed at /api + its path. */
-function menuOf(manifests: Manifest[]): MenuEntry[] {
-  const routed = new Map<string, string>();
-  for (const m of manifests) for (const r of m.routes ?? []) if ('entity' in r && !routed.has(r.path)) routed.set(r.path, r.entity);
-  return manifests.flatMap((m) =>
-    (m.menu ?? []).map((e) => ({
-      module: m.id,
-      label: e.label,
-      path: e.path,
-      permission: e.permission,
-      icon: e.icon ?? null,
-      entity: e.entity ?? routed.get(`/api${e.path}`) ?? null,
-      page: e.page ?? null,
-    })),
-  );
 }

@@ -7,7 +7,8 @@ export type { PluginModule, PluginHandler, RouteSchemas, TypedRequest, Subscribe
 export { handler, pageError, problemText, required, scriptJson } from './context/plugin-module.ts';
 export { Type } from 'typebox';
 export type { EntityHooks, WriteEvent, BeforeWriteEvent } from './context/hooks.ts';
-export type { ModuleContext, EntityData, Principal, EnqueueOptions, MenuEntry } from './context/module-context.ts';
+export type { ModuleContext, EntityData, Principal, EnqueueOptions } from './context/module-context.ts';
+export type { MenuEntry } from './context/menu-access.ts';
 export { EVENT_PATTERN, matchesPattern } from './manifest/events.ts';
 export type { Row, Dto } from './crud/row-mapper.ts';
 export type { AggregateQuery, AggregateRow, AggregateColumn, GroupKey, Measure, FieldFilter, TypedColumn } from './crud/aggregate.ts';

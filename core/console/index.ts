@@ -15,8 +15,7 @@ import fastifyStatic from '@fastify/static';
 import handlebars from 'handlebars';
 import type { Kernel } from '../kernel.ts';
 import { LoginRequired } from './api-client.ts';
-import { loadPage, type ConsoleRenderer, type ConsoleSite, type Page } from './shell.ts';
-import { PageForbidden, pageGuards } from './page-access.ts';
+import { loadPage, PageForbidden, type ConsoleRenderer, type ConsoleSite, type Page } from './shell.ts';
 import { registerEntityPages } from './entity-pages.ts';
 import { registerSessionPages } from './login-pages.ts';
 import { modulePages, registerModulePage, rowPages } from './module-pages.ts';
@@ -52,7 +51,7 @@ export async function installConsole(app: FastifyInstance, kernel: Kernel): Prom
   // menu paths a module draws itself (pages below a path, with parameters, are not menu entries)
   const translationPages = kernel.services.menu.filter((e) => e.page === 'translations');
   const special = new Set([...pages.filter((p) => p.path === p.entry).map((p) => p.path), ...translationPages.map((e) => e.path)]);
-  const site: ConsoleSite = { special, guards: pageGuards(kernel), languages };
+  const site: ConsoleSite = { special, menu: kernel.services.menu, languages };
   const engine = viewEngine();
 
   await app.register(async (scope) => {

@@ -8,6 +8,7 @@ import type { Problem } from './api-client.ts';
 import { COOKIES, clearSession, cookieOptions, hasSession, saveTokens, type TokenPair } from './session.ts';
 import type { FormData } from './fields.ts';
 import { sayFrom } from './texts.ts';
+import { entryOf, opensFor, type MenuEntry } from '../context/menu-access.ts';
 
 const YEAR = 365 * 24 * 3600;
 const text = (v: string | string[] | undefined) => (Array.isArray(v) ? v[v.length - 1] : (v ?? '')).trim();
@@ -28,6 +29,20 @@ const LOGIN_MESSAGES: Record<string, string> = {
 };
 // before login no tenant is known, so the login page speaks the built-in English
 const say = sayFrom();
+
+/**
+ * Where a login lands: `next`, unless it is the page of a menu entry that does
+ * not open for the user (its route would refuse them): then home, which is
+ * their first page.
+ */
+async function landing(app: FastifyInstance, request: FastifyRequest, menu: readonly MenuEntry[], next: string, accessToken: string): Promise<string> {
+  const entry = entryOf(menu, next.split('?')[0]);
+  if (!entry) return next;
+  const res = await app.inject({ method: 'GET', url: '/api/auth/me', remoteAddress: request.ip, headers: { authorization: `Bearer ${accessToken}` } });
+  if (res.statusCode !== 200) return '/';
+  const me = res.json() as { isAdmin: boolean; permissions: string[] };
+  return opensFor(entry, { isAdmin: me.isAdmin, codes: new Set(me.permissions) }) ? next : '/';
+}
 
 export function registerSessionPages(app: FastifyInstance, kernel: Kernel): void {
   const loginPage = (reply: FastifyReply, data: Record<string, unknown>, status = 200) =>
@@ -53,9 +68,10 @@ export function registerSessionPages(app: FastifyInstance, kernel: Kernel): void
     if (!Object.keys(errors).length) {
       const res = await app.inject({ method: 'POST', url: '/api/auth/login', remoteAddress: request.ip, payload: login });
       if (res.statusCode === 200) {
-        saveTokens(request, reply, res.json() as TokenPair);
+        const tokens = res.json() as TokenPair;
+        saveTokens(request, reply, tokens);
         reply.clearCookie(COOKIES.company, cookieOptions(request));
-        return reply.redirect(next, 303);
+        return reply.redirect(await landing(app, request, kernel.services.menu, next, tokens.accessToken), 303);
       }
       const problem = res.json() as Problem;
       for (const e of problem.errors ?? []) errors[e.path.replace(/^\//, '')] = say('login.fieldError', { field: e.path.replace(/^\//, ''), message: e.message });

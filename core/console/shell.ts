@@ -1,20 +1,19 @@
 // What every console page shows around its content: the user, the company and
 // language switchers and the left-hand menu, all read from the API (GET
 // /api/auth/me and GET /api/meta), so the menu holds exactly the entries whose
-// page opens for the user (page-access.ts: their code, and the guards of the
-// page's route), and only those the console has a page for.
+// page opens for the user (context/menu-access.ts: their code, and the guards
+// of the page's route), and only those the console has a page for.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ConsoleApi, LoginRequired } from './api-client.ts';
 import type { MetaEntity } from './fields.ts';
 import { COOKIES } from './session.ts';
-import type { MenuEntry } from '../context/module-context.ts';
+import { entryOf, type MenuEntry } from '../context/menu-access.ts';
 import { sayFrom, type Say } from './texts.ts';
-import { entryOf, mayOpen, PageForbidden, type PageGuard } from './page-access.ts';
 
 export interface Meta {
   modules: { id: string; name: string }[];
   entities: MetaEntity[];
-  /** the entries of GET /api/meta: the kernel's menu entries, labels in the user's language */
+  /** the entries of GET /api/meta: the kernel's menu entries whose pages open for the user, labels in the user's language */
   menu: MenuEntry[];
 }
 
@@ -55,8 +54,8 @@ export interface ConsoleRenderer {
 export interface ConsoleSite {
   /** paths of pages the console serves besides the generic entity pages (dashboards) */
   special: ReadonlySet<string>;
-  /** every menu entry's page guards by its path (page-access.ts) */
-  guards: Map<string, PageGuard>;
+  /** every menu entry, with its page's guards (context/menu-access.ts), whoever may open it */
+  menu: readonly MenuEntry[];
   languages: string[];
 }
 
@@ -64,7 +63,7 @@ export interface ConsoleSite {
  * `module`: the module whose page this is, whose texts it shows besides the
  * console's. A page that needs full access the caller lacks is a PageForbidden.
  */
-export async function loadPage(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, { special, guards, languages }: ConsoleSite, module?: string): Promise<Page> {
+export async function loadPage(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, { special, menu, languages }: ConsoleSite, module?: string): Promise<Page> {
   const api = new ConsoleApi(app, request, reply);
   // one after the other: the first may rotate the tokens, the second then uses the new ones
   const me = await api.get<Me>('/api/auth/me');
@@ -72,7 +71,7 @@ export async function loadPage(app: FastifyInstance, request: FastifyRequest, re
   const [meta, texts] = await Promise.all([api.get<Meta>('/api/meta'), api.get<{ texts: Record<string, Record<string, string>> }>(`/api/translations/catalog?namespaces=${namespaces}`)]);
   if (!me.ok || !meta.ok) throw new LoginRequired();
   const entities = new Map(meta.body.entities.map((e) => [e.name, e]));
-  const served = meta.body.menu.filter((e) => (special.has(e.path) || (e.entity !== null && entities.has(e.entity))) && mayOpen(guards.get(e.path), me.body));
+  const served = meta.body.menu.filter((e) => special.has(e.path) || (e.entity !== null && entities.has(e.entity)));
   const paths = new Map(served.filter((e) => e.entity).map((e) => [e.entity!, e.path]));
   const current = request.url.split('?')[0];
   const names = new Map(meta.body.modules.map((m) => [m.id, m.name]));
@@ -108,6 +107,17 @@ export async function loadPage(app: FastifyInstance, request: FastifyRequest, re
   };
   // the guards of the page's route the menu checks, checked here too: requireAdmin answers 403, as the API would
   // (an entity the caller may not read is no page at all: 404 from the entity pages)
-  if (entryOf(guards, current)?.admin && !me.body.isAdmin) throw new PageForbidden(page);
+  if (entryOf(menu, current)?.admin && !me.body.isAdmin) throw new PageForbidden(page);
   return page;
+}
+
+/** A page the caller's roles do not open (its route would refuse them): a 403 in the layout, around it their menu. */
+export class PageForbidden extends Error {
+  readonly statusCode = 403;
+  readonly page: Page;
+
+  constructor(page: Page) {
+    super('the page needs full access');
+    this.page = page;
+  }
 }

@@ -23,6 +23,8 @@ import { tenantFiles, type FileStore, type TenantFiles } from '../files/file-sto
 import type { Clock } from '../clock.ts';
 import type { EntityModel } from '../model/entity-model.ts';
 import { describeEntities, type EntityInfo } from './model-info.ts';
+import { opensFor, type MenuEntry } from './menu-access.ts';
+import { ADMIN_ROLE } from '../access/role-directory.ts';
 import { serverVersion, tableSizes } from '../data/table-sizes.ts';
 import type { ExternalDatabases, ExternalDb, ExternalTarget } from '../db/external-db.ts';
 
@@ -68,19 +70,6 @@ export interface ContextServices {
   menu: MenuEntry[];
   /** read-only connections to PostgreSQL databases tenants configure, under the kernel's target policy (config "externalDb") */
   externalDb: ExternalDatabases;
-}
-
-/** A page of the web console a module's manifest lists in its menu. */
-export interface MenuEntry {
-  module: string;
-  label: string;
-  path: string;
-  permission: string;
-  icon: string | null;
-  /** the entity whose generic console pages the entry opens, if any */
-  entity: string | null;
-  /** a page the console draws itself (translations: the module's interface texts) */
-  page: 'translations' | null;
 }
 
 /** One of many jobs of a kind sent at once: its data, and its tries if not the job's declaration. */
@@ -353,15 +342,17 @@ export class ModuleContext {
   }
 
   /**
-   * The menu entries of the loaded modules whose permission code the
-   * principal holds (every entry for the system), in load order: the pages
-   * of the web console this caller sees.
+   * The menu entries of the loaded modules whose pages open for the principal
+   * (their permission code, and full access where the page's route needs it;
+   * every entry for the system), in load order: the pages of the web console
+   * this caller sees.
    */
   async menu(): Promise<MenuEntry[]> {
     const all = this.#services.menu;
     if (this.principal.kind === 'system') return all;
-    const codes = new Set(await this.codesOf(this.principal.roles));
-    return all.filter((e) => codes.has(e.permission));
+    const { roles } = this.principal;
+    const caller = { isAdmin: roles.includes(ADMIN_ROLE), codes: new Set(await this.codesOf(roles)) };
+    return all.filter((e) => opensFor(e, caller));
   }
 
   /**

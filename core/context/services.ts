@@ -7,7 +7,8 @@ import type { SecretBox } from '../secrets.ts';
 import type { Ability } from '../access/abilities.ts';
 import type { Principal } from '../access/principal.ts';
 import { CrudService, type CrudContext, type DataRuntime, type WriteHooks, type WriteEvent } from '../crud/crud-service.ts';
-import { ModuleContext, type ContextServices, type EmittedEvent, type EnqueueItem, type EnqueueOptions, type MenuEntry, type Outbound } from './module-context.ts';
+import { ModuleContext, type ContextServices, type EmittedEvent, type EnqueueItem, type EnqueueOptions, type Outbound } from './module-context.ts';
+import type { MenuEntry } from './menu-access.ts';
 import type { PlinthEvent } from '../data/outbox.ts';
 import type { EntityHooks } from './hooks.ts';
 import type { Outbox } from '../data/outbox.ts';
@@ -25,7 +26,8 @@ export interface ServiceDeps {
   codesOf(tenantId: string, roles: string[]): Promise<string[]>;
   /** an active user's principal (current roles and companies) on the context's connection; null when none */
   principalOf(crud: CrudContext, userId: string): Promise<Principal | null>;
-  abilityOf(tenantId: string, roles: string[]): Promise<Ability>;
+  /** the ability of a role set in the context's tenant, on the context's connection */
+  abilityOf(crud: CrudContext, roles: string[]): Promise<Ability>;
   isKnownCode(code: string): boolean;
   revokeRefreshTokens(ctx: CrudContext, userId: string): Promise<void>;
   revokeAccessTokens(tenantId: string, userId: string): Promise<void>;
@@ -94,7 +96,7 @@ export class KernelServices implements ContextServices {
   }
   async actingAs(crud: CrudContext, userId: string): Promise<{ principal: Principal; ability: Ability } | null> {
     const principal = await this.#deps.principalOf(crud, userId);
-    return principal && { principal, ability: await this.#deps.abilityOf(crud.tenantId, principal.roles) };
+    return principal && { principal, ability: await this.#deps.abilityOf(crud, principal.roles) };
   }
   revokeRefreshTokens(ctx: CrudContext, userId: string): Promise<void> {
     return this.#deps.revokeRefreshTokens(ctx, userId);

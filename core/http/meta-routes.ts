@@ -1,7 +1,8 @@
 // GET /api/meta: what the caller's console shows, from the loaded manifests
 // only: the modules, the entities and fields the caller may read (labels,
-// widgets, list columns, what they may do), and the menu entries their codes
-// allow. Nothing here names a module: it is all in kernel.modules.
+// widgets, list columns, what they may do), and the menu entries whose pages
+// open for them (context/menu-access.ts). Nothing here names a module: it is
+// all in kernel.modules.
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Kernel } from '../kernel.ts';
@@ -12,6 +13,7 @@ import { FieldTypes } from '../manifest/format.ts';
 import { success } from './headers.ts';
 import type { InterfaceTexts } from './interface-texts.ts';
 import { entityKey, fieldKey, menuKey } from '../context/built-in-texts.ts';
+import { opensFor } from '../context/menu-access.ts';
 import { languagePreference } from '../i18n.ts';
 
 /** A label in the caller's language: the tenant's text for its key, else the manifest's. */
@@ -71,10 +73,11 @@ const Meta = Type.Object(
           icon: Type.Union([Type.String(), Type.Null()]),
           entity: Type.Union([Type.String(), Type.Null()], { description: 'the entity whose list, detail and form pages the entry opens; null: a page of its own' }),
           page: Type.Union([Type.Literal('translations'), Type.Null()], { description: 'a page the console draws itself: translations, the interface texts of the module' }),
+          admin: Type.Boolean({ description: "the page needs full access: its route passes requireAdmin (so only an administrator's menu has it)" }),
         },
         { additionalProperties: false },
       ),
-      { description: "entries whose permission code the caller holds, in the modules' order" },
+      { description: "entries whose page's route lets the caller in (its permission code, and full access where it needs it), in the modules' order" },
     ),
   },
   { $id: 'Meta', additionalProperties: false },
@@ -142,7 +145,7 @@ export function registerMetaRoutes(app: FastifyInstance, kernel: Kernel, texts: 
       schema: {
         operationId: 'metaGetMetadata',
         tags: ['Meta'],
-        summary: 'The modules, the entities and fields the caller may read, and the menu entries their permissions allow',
+        summary: 'The modules, the entities and fields the caller may read, and the menu entries whose pages open for them',
         description: "Built from the loaded manifests and the caller's roles; the same for every company of the caller. A web console builds its menu, lists and forms from it.",
         security: [{ bearerAuth: [] }],
         querystring: Type.Object({}, { additionalProperties: false }),
@@ -152,7 +155,8 @@ export function registerMetaRoutes(app: FastifyInstance, kernel: Kernel, texts: 
     async (request) => {
       const ability = request.ability!;
       const { roles: rol } = request.principal!;
-      const codes = new Set(rol.includes(ADMIN_ROLE) ? kernel.permissions.all() : await kernel.abilities.codes(request.tenant!.id, rol));
+      const isAdmin = rol.includes(ADMIN_ROLE);
+      const codes = new Set(isAdmin ? kernel.permissions.all() : await kernel.abilities.codes(request.tenant!.id, rol));
       const models = [...kernel.models.values()].filter((m) => accessFilter(ability, 'read', m.name) !== null);
       const tenant = request.tenant!;
       const catalog = await texts.catalog(tenant.id, languagePreference(request.headers['accept-language'], tenant.defaultLanguage ?? kernel.config.defaultLanguage));
@@ -160,7 +164,7 @@ export function registerMetaRoutes(app: FastifyInstance, kernel: Kernel, texts: 
       return {
         modules: kernel.modules.map(({ manifest: m }) => ({ id: m.id, name: m.name, version: m.version, description: m.description ?? null })),
         entities: models.map((m) => describeEntity(m, ability, paths.get(m.name) ?? null, label)),
-        menu: kernel.services.menu.filter((e) => codes.has(e.permission)).map((e) => ({ ...e, label: label(e.module, menuKey(e.path), e.label) })),
+        menu: kernel.services.menu.filter((e) => opensFor(e, { isAdmin, codes })).map((e) => ({ ...e, label: label(e.module, menuKey(e.path), e.label) })),
       };
     },
   );

@@ -112,8 +112,18 @@ t.test("an entry is in the menu only when its page's route lets the user in, not
     t.equal(res.statusCode, 403, `${path}: refused as its route refuses`);
     t.notMatch(res.body, /<table/, `${path}: no list`);
   }
-  const admin = menuOf((await (await loggedIn()).get('/organizations')).body);
-  for (const path of ['/companies', '/emails', '/organizations']) t.ok(admin.includes(path), `an administrator has ${path}`);
+  const adminMenu = menuOf((await (await loggedIn()).get('/organizations')).body);
+  for (const path of ['/companies', '/emails', '/organizations']) t.ok(adminMenu.includes(path), `an administrator has ${path}`);
+
+  // a login on its way to a page they may not open lands on their first page instead of a refusal
+  for (const next of ['/companies', '/emails/new', '/dashboard', '/crm/leads?page=2']) {
+    const s = admin();
+    const res = await s.login(tenant.id, clerk.email, PASSWORD, next);
+    t.equal(res.headers.location, '/', `${next}: home…`);
+    t.equal((await s.get('/')).headers.location, '/organizations', `${next}: …which is their first page`);
+  }
+  t.equal((await admin().login(tenant.id, clerk.email, PASSWORD, '/organizations?page=2')).headers.location, '/organizations?page=2', 'a page they may open: kept');
+  t.equal((await admin().login(tenant.id, tenant.adminEmail, PASSWORD, '/companies')).headers.location, '/companies', 'an administrator goes on to it');
 });
 
 t.test('a create form starts from the defaults: a boolean that defaults to true is checked', async (t) => {

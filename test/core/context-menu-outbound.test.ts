@@ -1,7 +1,8 @@
 // Two module-SDK capabilities: ctx.menu() lists the loaded modules' menu
-// entries whose permission code the principal holds (every entry for the
-// system and for administrators), and ctx.http.postJson's per-call timeout
-// shortens the kernel's timeout, never lengthens it.
+// entries whose pages open for the principal: their permission code, and full
+// access where the page's route needs it (every entry for the system and for
+// administrators), and ctx.http.postJson's per-call timeout shortens the
+// kernel's timeout, never lengthens it.
 import t from 'tap';
 import { build } from '../helper.ts';
 import { SYSTEM, type Principal } from '../../core/access/principal.ts';
@@ -38,6 +39,13 @@ t.test('menu: the entries of the codes the principal holds, in load order', asyn
   );
   t.match(pm[0], { module: 'pm', label: String, path: /^\/pm\//, permission: 'erp:pm:view' });
   t.same(await (await contextOf([])).menu(), [], 'no role, no entries');
+  // the codes of pages whose routes need full access: their entries stay out, as in GET /api/meta
+  await ctx.user(tenant, { codes: ['core:company:view', 'core:dashboard:view', 'core:organization:view'], role: 'clerk' });
+  t.same(
+    (await (await contextOf(['clerk'])).menu()).map((e) => e.path),
+    ['/organizations'],
+    'no Companies, no Dashboard without full access',
+  );
 });
 
 t.test('postJson: a per-call timeout shorter than the kernel one applies; a longer one does not', async (t) => {

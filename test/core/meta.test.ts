@@ -1,6 +1,7 @@
 // GET /api/meta: the loaded modules, the entities and fields the caller may
-// read, and the menu entries their codes allow; derived from the manifests and
-// the caller's ability, so a catalog viewer sees the catalog and nothing else.
+// read, and the menu entries whose pages open for them; derived from the
+// manifests and the caller's ability, so a catalog viewer sees the catalog and
+// nothing else.
 import t from 'tap';
 import { build } from '../helper.ts';
 import { manifestsWith } from '../support/manifests.ts';
@@ -91,6 +92,24 @@ t.test('field rules hide fields, and list columns with them', async (t) => {
   t.same(
     (body.menu as Menu[]).map((e) => e.path),
     ['/probe/prices'],
+  );
+});
+
+t.test("the menu holds an entry only when its page's route lets the caller in, not only their code", async (t) => {
+  // the view codes of admin-protected areas (the entity's routes: "admin"; the dashboard's entry: "admin"), and one more
+  const clerk = await ctx.user(tenant, { codes: ['core:company:view', 'core:email:view', 'core:dashboard:view', 'core:organization:view'] });
+  const theirs = ((await meta(clerk.token)).json().menu as Menu[]).map((e) => e.path);
+  t.same(theirs, ['/organizations'], 'no Dashboard, no Companies, no E-mail accounts');
+  const admins = (await meta(tenant.adminToken)).json().menu as (Menu & { admin: boolean })[];
+  for (const path of ['/dashboard', '/companies', '/emails'])
+    t.match(
+      admins.find((e) => e.path === path),
+      { admin: true },
+      `an administrator has ${path}`,
+    );
+  t.match(
+    admins.find((e) => e.path === '/organizations'),
+    { admin: false },
   );
 });
 

@@ -110,6 +110,9 @@ t.test('the dashboard page opens for full-access users only, and only they find 
   t.notMatch(refused.body, /class="card"|database-parts/, 'no card, no database size');
   t.notOk(menuOf(refused.body).includes('/dashboard'), 'not in their menu');
   t.ok(menuOf(refused.body).includes('/users'), 'the menu around the refusal holds their pages');
+  const sent = new ConsoleSession(ctx.app);
+  const login = await sent.login(tenant.id, viewer.email, PASSWORD, '/dashboard');
+  t.equal((await sent.get(login.headers.location!)).headers.location, '/users', 'a login with next=/dashboard lands on their first page');
 
   const nobody = await ctx.user(tenant, { codes: [] });
   const n = await session(nobody.email);
