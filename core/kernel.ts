@@ -233,9 +233,10 @@ export async function openKernel(config: Config): Promise<Kernel> {
     codesOf: (tenantId, roles) => kernel.abilities.codes(tenantId, roles),
     principalOf: async (crud, userId) => {
       const tenant = UUID.test(userId) ? await tenants.find(crud.tenantId) : undefined;
-      return tenant ? kernel.memberships.principal(tenant, userId.toLowerCase()) : null;
+      // inside a transaction on its connection (embedded PGlite has one, which the transaction holds)
+      return tenant ? kernel.memberships.principal(tenant, userId.toLowerCase(), crud.tx ? crud.em : undefined) : null;
     },
-    abilityOf: (tenantId, roles) => kernel.abilities.for(tenantId, roles),
+    abilityOf: (crud, roles) => kernel.abilities.for(crud.tenantId, roles, crud.tx ? crud.em : undefined),
     isKnownCode: (code) => kernel.permissions.has(code),
     revokeRefreshTokens: (ctx, userId) => new Identity(kernel).revokeAllOf(ctx.em, userId),
     revokeAccessTokens: (tenantId, userId) => revocations.revokeUser(tenantId, userId),

@@ -8,6 +8,7 @@
 import { createMongoAbility, type MongoAbility } from '@casl/ability';
 import { rulesToCondition } from '@casl/ability/extra';
 import { LRUCache } from 'lru-cache';
+import type { EntityManager } from '@mikro-orm/core';
 import type { PermissionCatalog } from './permission-catalog.ts';
 import type { RoleDirectory } from './role-directory.ts';
 import type { Principal } from './principal.ts';
@@ -42,9 +43,11 @@ export class AbilityFactory {
     this.#byCodes = new LRUCache({ max: opts.codeSets ?? 1_000 });
   }
 
-  async for(tenantId: string, roleNames: string[]): Promise<Ability> {
+  /** `em`: a transaction's, for roles not cached (RoleDirectory.resolve); what it reads compiles, uncached. */
+  async for(tenantId: string, roleNames: string[], em?: EntityManager): Promise<Ability> {
     const key = `${tenantId}|${roleNames.join(',')}`;
-    const { codes, generation } = await this.#roles.resolve(tenantId, roleNames);
+    const { codes, generation } = await this.#roles.resolve(tenantId, roleNames, em);
+    if (generation < 0) return this.forCodes(codes);
     let compiled = this.#compiled.get(key);
     if (!compiled || compiled.generation !== generation) {
       compiled = { generation, ability: this.forCodes(codes) };

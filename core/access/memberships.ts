@@ -7,6 +7,7 @@
 // process (context/membership-hooks.ts → access/role-changes.ts), and a lost
 // notification drops them all.
 import { LRUCache } from 'lru-cache';
+import type { EntityManager } from '@mikro-orm/core';
 import type { Databases } from '../db/databases.ts';
 import type { EntityModel } from '../model/entity-model.ts';
 import type { Principal } from './principal.ts';
@@ -41,12 +42,16 @@ export class Memberships {
   /**
    * The user as a principal with their current roles and companies (the
    * default company first); null when the user is gone or inactive. Cached
-   * principals are shared: never change one, make a new one.
+   * principals are shared: never change one, make a new one. `em`: a
+   * transaction's, read on its connection when the user is not cached
+   * (embedded PGlite has one connection, which the transaction holds); such
+   * a read is not cached, as the transaction may not commit.
    */
-  principal(tenant: TenantRef, userId: string): Principal | null | Promise<Principal | null> {
+  principal(tenant: TenantRef, userId: string, em?: EntityManager): Principal | null | Promise<Principal | null> {
     let users = this.#byTenant.get(tenant.id);
     const hit = users?.get(userId);
     if (hit !== undefined) return hit;
+    if (em) return this.#read(em, tenant, userId);
     if (!users) this.#byTenant.set(tenant.id, (users = new Map()));
     return this.#load(tenant, userId, users);
   }
@@ -65,16 +70,19 @@ export class Memberships {
   }
 
   async #load(tenant: TenantRef, userId: string, users: Users): Promise<Principal | null> {
-    const em = this.#deps.dbs.get(tenant.connectionKey).em.fork({ schema: tenant.schema });
-    const rows = (await em.getConnection().execute(this.#query(tenant.schema), [userId])) as { roles: string[] | string; companyIds: string[] | string }[];
-    const row = rows[0];
-    const principal: Principal | null = row ? Object.freeze({ kind: 'user' as const, id: userId, roles: list(row.roles), companyIds: list(row.companyIds) }) : null;
+    const principal = await this.#read(this.#deps.dbs.get(tenant.connectionKey).em.fork({ schema: tenant.schema }), tenant, userId);
     // kept only if the tenant's entries were not dropped while this read ran: it may predate the change
     if (this.#byTenant.peek(tenant.id) === users) {
       if (users.size >= USERS_PER_TENANT) users.delete(users.keys().next().value!);
       users.set(userId, principal);
     }
     return principal;
+  }
+
+  async #read(em: EntityManager, tenant: TenantRef, userId: string): Promise<Principal | null> {
+    const rows = (await em.getConnection().execute(this.#query(tenant.schema), [userId], 'all', em.getTransactionContext())) as { roles: string[] | string; companyIds: string[] | string }[];
+    const row = rows[0];
+    return row ? Object.freeze({ kind: 'user' as const, id: userId, roles: list(row.roles), companyIds: list(row.companyIds) }) : null;
   }
 
   /** One statement: the active user's role names and active companies (the primary one first, then by code). */

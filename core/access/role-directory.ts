@@ -2,6 +2,7 @@
 // The built-in "admin" role holds every code the loaded manifests declare.
 import { LRUCache } from 'lru-cache';
 import type { Databases } from '../db/databases.ts';
+import type { EntityManager } from '@mikro-orm/core';
 import type { EntityModel } from '../model/entity-model.ts';
 import type { PermissionCatalog } from './permission-catalog.ts';
 
@@ -54,24 +55,28 @@ export class RoleDirectory {
    * The codes a role set holds and the generation of the role data they come
    * from: a new generation means the roles were reloaded and may have changed.
    * The admin role's codes come from the manifests, so they never go stale.
+   * `em`: a transaction's, read on its connection when the roles are not
+   * cached (embedded PGlite has one connection, which the transaction holds);
+   * such a read is not cached (the transaction may not commit): generation -1.
    */
-  async resolve(tenantId: string, roleNames: string[]): Promise<{ codes: string[]; generation: number }> {
+  async resolve(tenantId: string, roleNames: string[], em?: EntityManager): Promise<{ codes: string[]; generation: number }> {
     if (roleNames.includes(ADMIN_ROLE)) return { codes: this.#kernel.permissions.all(), generation: 0 };
-    const entry = this.isStale(tenantId) ? await this.#load(tenantId) : this.#byTenant.get(tenantId)!;
+    const stale = this.isStale(tenantId);
+    const entry = !stale ? this.#byTenant.get(tenantId)! : em ? { generation: -1, roles: await this.#read(em) } : await this.#load(tenantId);
     return { codes: [...new Set(roleNames.flatMap((r) => entry.roles.get(r) ?? []))], generation: entry.generation };
   }
 
   async #load(tenantId: string) {
     const tenant = await this.#kernel.tenants.find(tenantId);
-    const roles = new Map<string, string[]>();
-    if (tenant) {
-      const em = this.#kernel.dbs.get(tenant.connectionKey).em.fork({ schema: tenant.schema });
-      const rows = (await em.find(this.#kernel.model('Role').ormEntity, {})) as { name: string; permissions: unknown }[];
-      for (const r of rows) roles.set(r.name, Array.isArray(r.permissions) ? r.permissions.filter((c) => typeof c === 'string') : []);
-    }
+    const roles = tenant ? await this.#read(this.#kernel.dbs.get(tenant.connectionKey).em.fork({ schema: tenant.schema })) : new Map<string, string[]>();
     // returned, not re-read from the map: an invalidate() meanwhile must not lose it
     const entry = { loadedAt: Date.now(), generation: ++this.#generation, roles };
     this.#byTenant.set(tenantId, entry);
     return entry;
+  }
+
+  async #read(em: EntityManager): Promise<Map<string, string[]>> {
+    const rows = (await em.find(this.#kernel.model('Role').ormEntity, {})) as { name: string; permissions: unknown }[];
+    return new Map(rows.map((r) => [r.name, Array.isArray(r.permissions) ? r.permissions.filter((c) => typeof c === 'string') : []]));
   }
 }

@@ -26,7 +26,8 @@ export interface ServiceDeps {
   codesOf(tenantId: string, roles: string[]): Promise<string[]>;
   /** an active user's principal (current roles and companies) on the context's connection; null when none */
   principalOf(crud: CrudContext, userId: string): Promise<Principal | null>;
-  abilityOf(tenantId: string, roles: string[]): Promise<Ability>;
+  /** the ability of a role set in the context's tenant, on the context's connection */
+  abilityOf(crud: CrudContext, roles: string[]): Promise<Ability>;
   isKnownCode(code: string): boolean;
   revokeRefreshTokens(ctx: CrudContext, userId: string): Promise<void>;
   revokeAccessTokens(tenantId: string, userId: string): Promise<void>;
@@ -95,7 +96,7 @@ export class KernelServices implements ContextServices {
   }
   async actingAs(crud: CrudContext, userId: string): Promise<{ principal: Principal; ability: Ability } | null> {
     const principal = await this.#deps.principalOf(crud, userId);
-    return principal && { principal, ability: await this.#deps.abilityOf(crud.tenantId, principal.roles) };
+    return principal && { principal, ability: await this.#deps.abilityOf(crud, principal.roles) };
   }
   revokeRefreshTokens(ctx: CrudContext, userId: string): Promise<void> {
     return this.#deps.revokeRefreshTokens(ctx, userId);

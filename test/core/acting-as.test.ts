@@ -1,7 +1,8 @@
 // ctx.as(userId): a context acting as a user, for work done on their behalf
 // without their request (a scheduled report). It sees what the user could
 // see themselves, with the roles they hold now (not a token's), joins the
-// caller's transaction, and is null for users who are unknown or inactive.
+// caller's transaction (reading the user on its connection), and is null for
+// users who are unknown or inactive.
 import t from 'tap';
 import { build } from '../helper.ts';
 import { SYSTEM } from '../../core/access/principal.ts';
@@ -60,6 +61,20 @@ t.test('joins the transaction it is asked in', async (t) => {
     })
     .catch(() => undefined);
   t.equal(await system.data('Task').count({ title: 'uncommitted' }), 0);
+});
+
+t.test('inside a transaction: the user and their roles as the transaction sees them, on its connection', async (t) => {
+  // embedded PGlite has one connection, which the transaction holds: a read on another would wait for ever
+  const user = await ctx.user(tenant, { codes: [] });
+  const [role] = await system.data('Role').find({ name: 'pm-admins' });
+  await system
+    .transaction(async (tx) => {
+      await tx.data('UserRole').create({ userId: user.id, roleId: role.id });
+      t.equal(await (await tx.as(user.id))!.data('Task').count(), 2, 'a role given in the transaction counts in it');
+      throw new Error('roll back');
+    })
+    .catch(() => undefined);
+  t.equal(await (await system.as(user.id))!.data('Task').count(), 0, 'and is not remembered once it rolled back');
 });
 
 t.test('null for unknown, malformed and inactive users', async (t) => {
