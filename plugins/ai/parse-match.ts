@@ -89,19 +89,17 @@ export async function projectCandidates(ctx: ModuleContext, term: string): Promi
   return rows.filter((r) => r.archived !== true).map(projectRef);
 }
 
-/** Whether `token` names `u` exactly, case and accents aside: the e-mail, its local part, the full or the first name. */
-export function namesUser(u: UserRef, token: string): boolean {
-  const q = fold(token);
-  const email = u.email.toLowerCase();
+/** What names `u` exactly, folded: the e-mail, its local part, the full and the first name. */
+export function userNames(u: UserRef): string[] {
   const name = fold(u.name);
-  return email === token.toLowerCase() || fold(email.split('@')[0]) === q || name === q || name.split(' ')[0] === q;
+  return [fold(u.email), fold(u.email.split('@')[0]), name, name.split(' ')[0]];
 }
 
 /** "@maria", "@maria.rossi", "@maria@example.com" among the caller's readable users. */
 export async function resolveUser(ctx: ModuleContext, token: string): Promise<Resolution<UserRef>> {
   const candidates = await userCandidates(ctx, [token, token.split(/[._@+-]/)[0]]);
   return decide(
-    candidates.filter((u) => namesUser(u, token)),
+    candidates.filter((u) => userNames(u).includes(fold(token))),
     rank(candidates, fold(token), ['name', 'email']),
   );
 }
