@@ -86,7 +86,7 @@ export const ParseResult = Type.Object(
     spans: Type.Array(Span, { description: 'what was recognised, in text order' }),
     alternatives: Type.Object(
       { assignee: Type.Array(UserRef), project: Type.Array(ProjectRef) },
-      { additionalProperties: false, description: 'the choices when an @name or #project matched several' },
+      { additionalProperties: false, description: 'the choices when an @name, a #project or a name in the text matched several' },
     ),
     warnings: Type.Array(Warning),
   },

@@ -1,7 +1,8 @@
 // A sentence → a task proposal: the offline analysis (parse.ts) marks what it
 // recognises in the text; the tenant's provider, when enabled, may then
 // propose the fields instead (any failure: the offline fields, with a
-// warning); @names and #projects are resolved among what the caller may read.
+// warning); @names and #projects, and names in free text (parse-names.ts),
+// are resolved among what the caller may read.
 import type { ModuleContext } from '../../core/plugin-api.ts';
 import { analyse, titleWithout } from './parse.ts';
 import { findNames, type NameHit } from './parse-names.ts';
