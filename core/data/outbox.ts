@@ -40,6 +40,7 @@ export class Outbox {
   readonly table: string;
   readonly receiptTable: string;
   #schema: string;
+  #onWrite: (() => void)[] = [];
 
   constructor(schema: string) {
     this.#schema = schema;
@@ -90,6 +91,11 @@ export class Outbox {
     ];
   }
 
+  /** `fn` runs whenever events are written, before they commit: the dispatcher of this process looks out for them. */
+  onWrite(fn: () => void): void {
+    this.#onWrite.push(fn);
+  }
+
   /** Writes events in `src`'s transaction (or as one statement outside one). */
   async record(src: EventSource, events: NewEvent[]): Promise<void> {
     if (!events.length) return;
@@ -103,6 +109,7 @@ export class Outbox {
    * event costs no extra round trip.
    */
   insert(p: Params, src: Omit<EventSource, 'em'>, events: NewEvent[]): string {
+    for (const fn of this.#onWrite) fn();
     const rows = events.map((e) => {
       const values = [uuidv7(), src.tenantId, src.companyId, e.type, e.entity, e.entityId, src.principal.kind, src.principal.id, JSON.stringify(e.payload), e.payloadVersion ?? 1];
       return `(${values.map((v) => p.add(v)).join(', ')})`;

@@ -11,6 +11,7 @@ import { run, type Row } from '../data/sql.ts';
 import type { Subscriber } from '../context/plugin-module.ts';
 import { matchesPattern } from '../manifest/events.ts';
 import { txDb, type JobQueues } from './job-queues.ts';
+import { SCAN_MS as IDLE_MS } from './wake-ups.ts';
 
 export interface Log {
   error(obj: unknown, msg?: string): void;
@@ -33,6 +34,8 @@ export interface SubscriberJob {
 
 /** events one subscriber job carries at most */
 const EVENTS_PER_JOB = 100;
+/** after this process wrote events, how long the dispatcher looks every pollMs for them to commit */
+const WRITE_WINDOW_MS = 5000;
 
 interface DispatcherDeps {
   dbs: Databases;
@@ -48,14 +51,28 @@ export class Dispatcher {
   #running = false;
   #loops: Promise<void>[] = [];
   #wake: (() => void)[] = [];
+  /** loops sleeping while idle: a write of this process wakes them */
+  #idle = new Set<() => void>();
+  #lastWrite = -Infinity;
+  /** how long an idle loop sleeps: on PostgreSQL pollMs (other processes write too), on embedded PGlite long */
+  #idleMs: number;
   /** per database: the tenant the last batch ended with */
   #cursor = new Map<string, string>();
 
   constructor(deps: DispatcherDeps) {
     this.#deps = deps;
+    // embedded PGlite serves this process alone: every event is written here, so it need not poll while none is
+    this.#idleMs = deps.dbs.embedded ? IDLE_MS : deps.options.pollMs;
+    deps.outbox.onWrite(() => {
+      this.#lastWrite = Date.now();
+      for (const wake of this.#idle) wake();
+    });
   }
 
-  /** Dispatches on database `key` until stopped: at once while batches come back full, else every pollMs. */
+  /**
+   * Dispatches on database `key` until stopped: at once while batches come back full, else every
+   * pollMs while this process writes events (or always, on PostgreSQL), else every IDLE_MS.
+   */
   start(key: string, log: Log): void {
     this.#running = true;
     this.#loops.push(this.#loop(key, log));
@@ -89,19 +106,25 @@ export class Dispatcher {
         failures++;
         if (this.#running) log.error({ err, database: key }, 'event dispatch failed');
       }
-      if (handed < this.#deps.options.batchSize || failures) await this.#sleep(failures ? Math.min(30_000, 250 * 2 ** failures) : this.#deps.options.pollMs);
+      if (failures) await this.#sleep(Math.min(30_000, 250 * 2 ** failures));
+      else if (handed < this.#deps.options.batchSize) {
+        const writing = Date.now() - this.#lastWrite < WRITE_WINDOW_MS;
+        await this.#sleep(writing ? this.#deps.options.pollMs : this.#idleMs, !writing);
+      }
     }
   }
 
-  #sleep(ms: number): Promise<void> {
+  #sleep(ms: number, idle = false): Promise<void> {
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
         this.#wake = this.#wake.filter((w) => w !== done);
+        this.#idle.delete(done);
         resolve();
       };
       const timer = setTimeout(done, ms);
       this.#wake.push(done);
+      if (idle) this.#idle.add(done);
     });
   }
 

@@ -13,6 +13,7 @@ import type { EntityManager } from '@mikro-orm/core';
 import { PgBoss, fromPglite, type ConstructorOptions, type Db, type PGliteLike } from 'pg-boss';
 import type { Databases } from '../db/databases.ts';
 import { run } from '../data/sql.ts';
+import { WakeUps } from './wake-ups.ts';
 
 export interface JobQueueOptions {
   /** pg-boss schema; several installations sharing a database use their own */
@@ -28,6 +29,8 @@ export class JobQueues {
   readonly #options: JobQueueOptions;
   readonly #bosses = new Map<string, PgBoss>();
   #errors: ((err: Error) => void)[] = [];
+  /** wakes this process's workers when jobs come (wake-ups.ts) */
+  readonly wakeUps = new WakeUps((err) => this.#errors.forEach((fn) => fn(err as Error)));
 
   constructor(dbs: Databases, options: JobQueueOptions) {
     this.#dbs = dbs;
@@ -51,7 +54,12 @@ export class JobQueues {
     const url = this.#dbs.sessionUrl(key);
     if (url) return { ...common, connectionString: url, max: poolSize, useListenNotify: maintain, application_name: 'plinth-jobs' };
     const native = (await (this.#dbs.get(key).em.getConnection() as unknown as { getNativeClient(): Promise<PGliteLike> }).getNativeClient()) as PGliteLike;
-    return { ...common, db: fromPglite(native), backend: 'pglite' };
+    // each of pg-boss's rounds is a query of the WASM database in this process, and several run per queue:
+    // supervision (expiring jobs that outlived their timeout, retention, queue statistics) every 5 minutes
+    // instead of every minute; flows (job dependencies, which Plinth does not use) looked at every minute
+    const rarely = { superviseIntervalSeconds: 300, monitorIntervalSeconds: 300, flowIntervalSeconds: 60 };
+    // NOTIFY works inside PGlite too: a job sent (in a transaction: once it commits) wakes its queue's workers
+    return { ...common, ...rarely, useListenNotify: maintain, db: fromPglite(native), backend: 'pglite' };
   }
 
   onError(fn: (err: Error) => void): void {
@@ -68,7 +76,13 @@ export class JobQueues {
     return [...this.#bosses.keys()];
   }
 
+  /** pg-boss's schema (its tables) */
+  get schema(): string {
+    return this.#options.schema;
+  }
+
   async stop(): Promise<void> {
+    this.wakeUps.stop();
     for (const boss of this.#bosses.values()) await boss.stop({ graceful: true, timeout: 5000, close: true });
     this.#bosses.clear();
   }

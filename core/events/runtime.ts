@@ -29,6 +29,12 @@ import { txDb, type JobQueues } from './job-queues.ts';
 
 export const SUBSCRIBER_QUEUE = 'plinth.subscriber';
 const MAINTENANCE_QUEUE = 'plinth.maintenance';
+/**
+ * How often an idle worker looks for jobs by itself: rarely, as a last resort. It is woken when
+ * this process sends jobs, when a batch of its queue is done and when a job comes due
+ * (wake-ups.ts), and on PostgreSQL by NOTIFY when another process sends one.
+ */
+const WORKER_POLL_SECONDS = 300;
 const deadQueue = (queue: string) => `${queue}.dead`;
 
 /** The settings of config.events the runtime uses (declared there, once). */
@@ -97,21 +103,23 @@ export class EventRuntime {
           notify: true,
         });
       }
-      await ensureQueue(boss, CRON_QUEUE, { retryLimit: 3 });
+      await ensureQueue(boss, CRON_QUEUE, { retryLimit: 3, notify: true });
       await ensureQueue(boss, MAINTENANCE_QUEUE, { retryLimit: 1 });
     }
   }
 
   /** Sends a module job for the context's tenant and company, in its transaction if it is in one. */
   async enqueue(crud: CrudContext, name: string, data: unknown, opts: EnqueueOptions = {}): Promise<string | null> {
-    const boss = await this.#bossFor(crud, name);
+    const { key, boss } = await this.#bossFor(crud, name);
     const { data: job, ...options } = this.#moduleJob(crud, { data, attempts: opts.attempts });
-    return boss.send(name, job as unknown as object, { ...options, startAfter: opts.startAfter, db: txDb(crud.em) });
+    const id = await boss.send(name, job as unknown as object, { ...options, startAfter: opts.startAfter, db: txDb(crud.em) });
+    await this.#later(crud, key, dueTime(opts.startAfter));
+    return id;
   }
 
   /** Sends many jobs of one kind for the context's tenant and company in one statement, in its transaction if it is in one. */
   async enqueueMany(crud: CrudContext, name: string, items: EnqueueItem[]): Promise<void> {
-    const boss = await this.#bossFor(crud, name);
+    const { boss } = await this.#bossFor(crud, name);
     if (items.length)
       await boss.insert(
         name,
@@ -121,10 +129,18 @@ export class EventRuntime {
   }
 
   /** The job runner of the context's tenant's database, for a job a module declares. */
-  async #bossFor(crud: CrudContext, name: string): Promise<PgBoss> {
+  async #bossFor(crud: CrudContext, name: string): Promise<{ key: string; boss: PgBoss }> {
     if (!this.jobs.has(name)) throw new Error(`no module declares the job "${name}" (plugin "jobs")`);
     const tenant = this.#deps.tenants.cached(crud.tenantId) ?? (await this.#deps.tenants.find(crud.tenantId));
-    return this.#deps.queues.boss(tenant!.connectionKey);
+    return { key: tenant!.connectionKey, boss: this.#deps.queues.boss(tenant!.connectionKey) };
+  }
+
+  /** A job sent for later (pg-boss's NOTIFY wakes the workers for one due now): this process's workers look then. */
+  async #later(crud: CrudContext, key: string, due: Date | undefined): Promise<void> {
+    if (!due || due.getTime() <= Date.now()) return;
+    const look = async () => this.#deps.queues.wakeUps.dueAt(key, due);
+    if (crud.tx) crud.tx.afterCommit.push(look);
+    else await look();
   }
 
   /** A module job as queued: grouped by its tenant, its tries (when the sender chose them) as pg-boss's retry limit. */
@@ -151,17 +167,27 @@ export class EventRuntime {
         localConcurrency: 4,
         perJobResults: true as const,
         burstWhenBatchFull: true,
-        pollingIntervalSeconds: 0.5,
-        notifyPollingIntervalSeconds: 2,
+        pollingIntervalSeconds: WORKER_POLL_SECONDS,
+        notifyPollingIntervalSeconds: WORKER_POLL_SECONDS,
         groupConcurrency: this.#deps.options.tenantConcurrency,
       };
-      await boss.work<SubscriberJob>(SUBSCRIBER_QUEUE, work, (jobs) => settle(jobs, (job) => this.#runSubscriber(job)));
+      const { wakeUps } = this.#deps.queues;
+      // after a batch the worker fetches again at once (once pg-boss marked it done): more may wait, such as a
+      // tenant's jobs past its concurrency; a failure's retry comes due later
+      const settled = (queue: string) => (results: JobResult[]) => {
+        if (results.length) wakeUps.again(key, queue);
+        if (results.some((r) => r.status === 'failed')) wakeUps.failed(key);
+        return results;
+      };
+      await boss.work<SubscriberJob>(SUBSCRIBER_QUEUE, work, (jobs) => settle(jobs, (job) => this.#runSubscriber(job)).then(settled(SUBSCRIBER_QUEUE)));
       for (const [queue, def] of this.jobs) {
-        await boss.work<ModuleJob>(queue, work, (jobs) => settle(jobs, (job) => this.#runJob(def, job)));
+        await boss.work<ModuleJob>(queue, work, (jobs) => settle(jobs, (job) => this.#runJob(def, job)).then(settled(queue)));
       }
-      await boss.work(MAINTENANCE_QUEUE, async () => this.#maintain(key));
+      const rarely = { pollingIntervalSeconds: WORKER_POLL_SECONDS, notifyPollingIntervalSeconds: WORKER_POLL_SECONDS };
+      await boss.work(MAINTENANCE_QUEUE, rarely, async () => this.#maintain(key));
       await boss.schedule(MAINTENANCE_QUEUE, '17 * * * *', {}, { key: 'outbox' });
       await this.#schedules.start(key, log);
+      wakeUps.watch(key, boss, this.#deps.queues.schema, [SUBSCRIBER_QUEUE, ...this.jobs.keys(), CRON_QUEUE, MAINTENANCE_QUEUE]);
     }
   }
 
@@ -264,4 +290,11 @@ async function settle<T>(jobs: Job<T>[], fn: (job: Job<T>) => Promise<void>): Pr
       }
     }),
   );
+}
+
+/** When a job sent with pg-boss's startAfter (seconds from now, a date or an ISO string) comes due. */
+function dueTime(startAfter: number | string | Date | undefined): Date | undefined {
+  if (startAfter === undefined) return undefined;
+  const at = typeof startAfter === 'number' ? new Date(Date.now() + startAfter * 1000) : new Date(startAfter);
+  return Number.isNaN(at.getTime()) ? undefined : at;
 }

@@ -102,6 +102,8 @@ export function registerJobRoutes(app: FastifyInstance, kernel: Kernel): void {
       if (!job) throw httpError('NOT_FOUND', `job ${id} does not exist`);
       if (job.state !== 'failed') throw httpError('CONFLICT', `job ${id} is ${job.state}: only a failed job is retried`);
       await kernel.queues.boss(tenant.connectionKey).retry(job.queue, id);
+      // a retry sends no NOTIFY: this process's workers look now, other processes' within their next scan
+      kernel.queues.wakeUps.wake(tenant.connectionKey, job.queue);
       return reply.code(202).send(await one());
     },
   );
