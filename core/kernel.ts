@@ -268,6 +268,7 @@ export async function openKernel(config: Config): Promise<Kernel> {
     kernel.eventRuntime = new EventRuntime({
       dbs,
       outbox,
+      changes,
       queues,
       tenants,
       registryTable: tenants.table,

@@ -23,6 +23,7 @@ export class DataChanges {
   #epoch = 0;
   #pending = new Map<string, Set<string>>();
   #timer: NodeJS.Timeout | undefined;
+  #onChange: (() => void)[] = [];
 
   constructor(dbs: Databases, registrySchema: string) {
     this.#dbs = dbs;
@@ -35,7 +36,15 @@ export class DataChanges {
       if (origin !== this.#origin && tables) this.#bump(tenantId, tables.split(','));
     });
     // notifications sent while the connection was down are lost: forget every stamp
-    listener.onReconnect(() => this.#reset());
+    listener.onReconnect(() => {
+      this.#reset();
+      for (const fn of this.#onChange) fn();
+    });
+  }
+
+  /** `fn` runs when a write committed, in this process or (PostgreSQL) another, and when announcements were lost. */
+  onChange(fn: () => void): void {
+    this.#onChange.push(fn);
   }
 
   /** The state of `tables` of a tenant, as a string that differs once any of them changed. */
@@ -61,6 +70,7 @@ export class DataChanges {
       const key = keyOf(tenantId, e);
       this.#generations.set(key, (this.#generations.get(key) ?? 0) + 1);
     }
+    for (const fn of this.#onChange) fn();
   }
 
   #reset(): void {

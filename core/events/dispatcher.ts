@@ -7,6 +7,7 @@ import type { JobInsert, PgBoss } from 'pg-boss';
 import type { Config } from '../config.ts';
 import type { Databases } from '../db/databases.ts';
 import { eventOf, type Outbox, type PlinthEvent } from '../data/outbox.ts';
+import type { DataChanges } from '../data/changes.ts';
 import { run, type Row } from '../data/sql.ts';
 import type { Subscriber } from '../context/plugin-module.ts';
 import { matchesPattern } from '../manifest/events.ts';
@@ -34,12 +35,18 @@ export interface SubscriberJob {
 
 /** events one subscriber job carries at most */
 const EVENTS_PER_JOB = 100;
-/** after this process wrote events, how long the dispatcher looks every pollMs for them to commit */
+/** after events were written, how long the dispatcher looks every pollMs (for them to commit, and more to come) */
 const WRITE_WINDOW_MS = 5000;
+/**
+ * How often an idle dispatcher looks on PostgreSQL: a write committed in another process wakes it
+ * (data/changes.ts announces every one), so this bounds only an event emitted there without a write.
+ */
+const SHARED_IDLE_MS = 2000;
 
 interface DispatcherDeps {
   dbs: Databases;
   outbox: Outbox;
+  changes?: DataChanges;
   queues: JobQueues;
   subscribers: NamedSubscriber[];
   queue: string;
@@ -51,10 +58,10 @@ export class Dispatcher {
   #running = false;
   #loops: Promise<void>[] = [];
   #wake: (() => void)[] = [];
-  /** loops sleeping while idle: a write of this process wakes them */
+  /** loops sleeping while idle: a write wakes them */
   #idle = new Set<() => void>();
   #lastWrite = -Infinity;
-  /** how long an idle loop sleeps: on PostgreSQL pollMs (other processes write too), on embedded PGlite long */
+  /** how long an idle loop sleeps */
   #idleMs: number;
   /** per database: the tenant the last batch ended with */
   #cursor = new Map<string, string>();
@@ -62,16 +69,19 @@ export class Dispatcher {
   constructor(deps: DispatcherDeps) {
     this.#deps = deps;
     // embedded PGlite serves this process alone: every event is written here, so it need not poll while none is
-    this.#idleMs = deps.dbs.embedded ? IDLE_MS : deps.options.pollMs;
-    deps.outbox.onWrite(() => {
+    this.#idleMs = deps.dbs.embedded ? IDLE_MS : Math.max(deps.options.pollMs, SHARED_IDLE_MS);
+    const written = () => {
       this.#lastWrite = Date.now();
       for (const wake of this.#idle) wake();
-    });
+    };
+    // events being written here (before they commit), and writes committed here or in another process
+    deps.outbox.onWrite(written);
+    deps.changes?.onChange(written);
   }
 
   /**
    * Dispatches on database `key` until stopped: at once while batches come back full, else every
-   * pollMs while this process writes events (or always, on PostgreSQL), else every IDLE_MS.
+   * pollMs for a while after a write, else every SHARED_IDLE_MS (PostgreSQL) or IDLE_MS (PGlite).
    */
   start(key: string, log: Log): void {
     this.#running = true;

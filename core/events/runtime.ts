@@ -15,6 +15,7 @@ import type { Job, JobResult, PgBoss } from 'pg-boss';
 import type { Config } from '../config.ts';
 import type { Databases } from '../db/databases.ts';
 import type { Outbox } from '../data/outbox.ts';
+import type { DataChanges } from '../data/changes.ts';
 import { run } from '../data/sql.ts';
 import type { CrudContext } from '../crud/crud-service.ts';
 import type { TenantRegistry, Tenant } from '../tenancy/registry.ts';
@@ -46,6 +47,8 @@ import type { Log } from './dispatcher.ts';
 interface RuntimeDeps {
   dbs: Databases;
   outbox: Outbox;
+  /** committed writes, of this process and (PostgreSQL) the others: the dispatcher looks for their events */
+  changes?: DataChanges;
   queues: JobQueues;
   tenants: TenantRegistry;
   /** the registry table (tenants' connection keys and time zones) */
