@@ -34,7 +34,7 @@ const mediaOf = (type: unknown) =>
     .toLowerCase();
 const isJson = (media: string) => media === 'application/json' || media.endsWith('+json');
 
-export class ResponseSchemas {
+class ResponseSchemas {
   readonly #ajv: Ajv2020;
   readonly #validators = new Map<string, ValidateFunction>();
   readonly #routes: Array<{ op: ApiOperation; re: RegExp; params: number }>;
