@@ -91,6 +91,7 @@ function registerCustomRoute(app: FastifyInstance, kernel: Kernel, module: Loade
       response: documentedResponses(
         schema.response ?? {},
         route.summary,
+        (id) => app.getSchema(id) as Record<string, unknown> | undefined,
         (h) => new ManifestError(module.file, `/routes/${index}`, `"${route.handler}" names no response header "${h}" (known: ${Object.keys(RESPONSE_HEADERS).join(', ')})`),
       ),
     },
@@ -104,13 +105,40 @@ function registerCustomRoute(app: FastifyInstance, kernel: Kernel, module: Loade
  * names (`headers: ['location']`), which are no part of the body; a file, not
  * JSON, names its media type (`mediaType: 'application/octet-stream'`).
  */
-function documentedResponses(response: Record<string, unknown>, summary: string | undefined, unknownHeader: (name: string) => Error): Record<string, unknown> {
+function documentedResponses(
+  response: Record<string, unknown>,
+  summary: string | undefined,
+  named: (id: string) => Record<string, unknown> | undefined,
+  unknownHeader: (name: string) => Error,
+): Record<string, unknown> {
   return Object.fromEntries(
     Object.entries(response).map(([status, raw]) => {
       const { description, headers, mediaType, ...schema } = raw as { description?: string; headers?: ResponseHeader[]; mediaType?: string };
       const unknown = headers?.find((h) => !(h in RESPONSE_HEADERS));
       if (unknown) throw unknownHeader(unknown);
-      return [status, success(schema, description ?? summary ?? `Status ${status}`, headers, mediaType)];
+      return [status, success(closedAllOf(schema, named), description ?? summary ?? `Status ${status}`, headers, mediaType)];
     }),
   );
+}
+
+type JsonSchema = Record<string, unknown> & { allOf?: JsonSchema[]; $ref?: string; type?: unknown; properties?: Record<string, unknown>; required?: string[] };
+
+/**
+ * An intersection of objects (an entity's answer and the fields a handler adds:
+ * a client and its new API key) as one object. Kept as `allOf`, a closed entity
+ * schema (additionalProperties: false) would refuse the added fields, so no
+ * answer could match the document.
+ */
+function closedAllOf(schema: JsonSchema, named: (id: string) => JsonSchema | undefined): JsonSchema {
+  if (!Array.isArray(schema.allOf)) return schema;
+  const parts = schema.allOf.map((p) => (typeof p.$ref === 'string' ? named(p.$ref) : p));
+  if (!parts.every((p): p is JsonSchema => p?.type === 'object' && typeof p.properties === 'object')) return schema;
+  const { allOf: _allOf, ...rest } = schema;
+  return {
+    ...rest,
+    type: 'object',
+    properties: Object.assign({}, ...parts.map((p) => p.properties)),
+    required: [...new Set(parts.flatMap((p) => p.required ?? []))],
+    additionalProperties: false,
+  };
 }
