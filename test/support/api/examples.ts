@@ -23,7 +23,9 @@ function textFor(s: Schema, ctx: ValueContext): string {
   const n = ++ctx.counter.n;
   const fits = (v: string) => chars(v) <= (s.maxLength ?? 1e9) && chars(v) >= (s.minLength ?? 0);
   const re = s.pattern ? new RegExp(s.pattern, 'u') : undefined;
-  const candidates = [`${ctx.marker}${n}`, `${ctx.marker}${n}@example.test`, `${ctx.marker}${n}.example.test`, `${ctx.marker.toUpperCase()}${n}`, '0.19', '12.5', '7'];
+  // (a language tag last, en-<the marker and number in subtags of up to 8>: rows with markers of their own differ there too)
+  const tag = `en-${`${ctx.marker}${n}`.match(/.{1,8}/g)!.join('-')}`.replace(/-(.)$/, '-$1x');
+  const candidates = [`${ctx.marker}${n}`, `${ctx.marker}${n}@example.test`, `${ctx.marker}${n}.example.test`, `${ctx.marker.toUpperCase()}${n}`, '0.19', '12.5', '7', tag];
   const hit = candidates.find((c) => fits(c) && (!re || re.test(c)));
   if (hit) return hit;
   if (re) return fc.sample(fc.stringMatching(re).filter(fits), { seed: ctx.seed + n, numRuns: 1 })[0];
@@ -58,9 +60,9 @@ export function exampleOf(api: Api, schema: Schema, ctx: ValueContext, name = ''
         const plain = `Wo-${ctx.marker}${++ctx.counter.n}`.padEnd(s.minLength ?? 0, 'x');
         return !s.pattern || new RegExp(s.pattern, 'u').test(plain) ? plain : textFor(s, ctx);
       }
-      // a free text whose content means something (a cron expression): the document's own example
-      // (a patterned one, a decimal string, is made to fit its bounds by textFor)
-      if (typeof s.examples?.[0] === 'string' && !s.pattern) return s.examples[0];
+      // a text whose content means something (a cron expression, a translation's key): the document's own
+      // example; not a decimal string's, which ignores the field's bounds (textFor picks a small one)
+      if (typeof s.examples?.[0] === 'string' && (!s.pattern || (new RegExp(s.pattern, 'u').test(s.examples[0]) && !/^-?\d/.test(s.examples[0])))) return s.examples[0];
       return textFor(s, ctx);
     case 'array': {
       // a list whose entries mean something (event patterns): the document's own example

@@ -111,7 +111,13 @@ export function fromSchemas(api: Api, refs: Refs) {
     // a decimal's bounds are the manifest's (the document shows a decimal as a string pattern)
     const field = entity ? api.model(entity)?.byName.get(name) : undefined;
     const inRange = (v: string) => field?.type !== 'decimal' || (Number(v) >= (field.minimum ?? -Infinity) && Number(v) <= (field.maximum ?? Infinity));
-    if (s.pattern) return fc.stringMatching(new RegExp(s.pattern, 'u')).filter((v) => fits(v) && inRange(v));
+    if (s.pattern) {
+      const re = new RegExp(s.pattern, 'u');
+      const patterned = fc.stringMatching(re).filter((v) => fits(v) && inRange(v));
+      // a patterned value that must also name something (a translation's key): mostly the document's examples
+      const examples = ((s.examples ?? []) as unknown[]).filter((e): e is string => typeof e === 'string' && re.test(e) && fits(e) && inRange(e));
+      return examples.length ? fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...examples) }, { weight: 1, arbitrary: patterned }) : patterned;
+    }
     const any = fc.string({ unit: 'grapheme', minLength: s.minLength, maxLength: Math.min(max, 60) }).filter(fits);
     // a free text whose content means something (a cron expression): mostly the document's examples
     if (typeof s.examples?.[0] === 'string') return fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...(s.examples as string[])) }, { weight: 1, arbitrary: any });
