@@ -19,6 +19,16 @@ export function expectProblem(t: Pick<TAP, 'equal' | 'match'>, res: LightMyReque
   t.equal(res.json().code, code, `${what} code ${code}`.trim());
 }
 
+/** A problem answer naming exactly these fields (JSON pointers in its `errors`). */
+export function expectFieldProblem(t: Pick<TAP, 'equal' | 'match' | 'same'>, res: LightMyRequestResponse, status: number, code: string, paths: string[], what = '') {
+  expectProblem(t, res, status, code, what);
+  t.same(
+    res.json().errors?.map((e: { path: string }) => e.path),
+    paths,
+    `${what}: names ${paths.join(', ')}`,
+  );
+}
+
 export function catalogApi(ctx: TestContext, token: string) {
   let seq = 0;
   /** A request as `token`; a string payload goes out as raw JSON text. */

@@ -4,7 +4,7 @@ import type { TAP } from 'tap';
 import { PASSWORD, type TestContext, type TestTenant } from '../../helper.ts';
 import { expectProblem, expectStatus, type Method } from '../catalog/catalog-api.ts';
 
-export { expectProblem, expectStatus, UNKNOWN_ID } from '../catalog/catalog-api.ts';
+export { expectFieldProblem, expectProblem, expectStatus, UNKNOWN_ID } from '../catalog/catalog-api.ts';
 
 export type Api = (method: Method, url: string, payload?: object | string, headers?: Record<string, string>) => Promise<LightMyRequestResponse>;
 

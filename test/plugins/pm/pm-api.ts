@@ -3,7 +3,7 @@
 import type { TestContext, TestTenant } from '../../helper.ts';
 import { apiAs, expectStatus, type Api } from '../core/core-api.ts';
 
-export { expectProblem, expectStatus, UNKNOWN_ID } from '../core/core-api.ts';
+export { expectFieldProblem, expectProblem, expectStatus, UNKNOWN_ID } from '../core/core-api.ts';
 
 /** erp:pm:view alone: its grants include the user directory (name, e-mail) for members and assignees. */
 const PM_USER = ['erp:pm:view'];
