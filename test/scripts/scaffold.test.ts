@@ -83,7 +83,7 @@ const CATALOG_FLAGS = [
     'sku:string(64)!#^~:pattern="^[A-Za-z0-9._-]+$"',
     'name:string(200):required:translatable:sort:search',
     'description:text(20000)*~',
-    'price:decimal(12,2)!^=:min=0',
+    'price:decimal(12,2)!^=:min=0:currency=currency',
     'currency:string(3)!:pattern="^[A-Z]{3}$":default=EUR',
     'unit:enum(piece|kg|litre|metre|hour)=:default=piece',
     'stock:integer^:default=0:minimum=0',
