@@ -105,9 +105,11 @@ export async function loadPage(app: FastifyInstance, request: FastifyRequest, re
       here: request.url,
     },
   };
-  // the guards of the page's route the menu checks, checked here too: requireAdmin answers 403, as the API would
-  // (an entity the caller may not read is no page at all: 404 from the entity pages)
-  if (entryOf(menu, current)?.admin && !me.body.isAdmin) throw new PageForbidden(page);
+  // the guards of the page's route the menu checks, checked here too: requireAdmin answers 403, as the API would;
+  // but an entity page whose code the caller lacks is no page at all for them (404 from the entity pages)
+  const entry = entryOf(menu, current);
+  const unknownToThem = entry?.entity != null && !me.body.permissions.includes(entry.permission);
+  if (entry?.admin && !me.body.isAdmin && !unknownToThem) throw new PageForbidden(page);
   return page;
 }
 
