@@ -213,8 +213,6 @@ export async function openKernel(config: Config): Promise<Kernel> {
   kernel.migrations = new BackgroundMigration(kernel);
   kernel.authenticators = authenticatorsOf(modules);
   kernel.hooks = hooksByEntity(modules, models);
-  // a tenant's text names a text the interface has (built-in-texts.ts), whoever writes it
-  if (models.has('Translation')) kernel.hooks.set('Translation', [translationKeyHooks(builtInTexts(modules)), ...(kernel.hooks.get('Translation') ?? [])]);
   kernel.abilities = new AbilityFactory(kernel.permissions, new RoleDirectory(kernel, { tenants: config.tenantCacheSize }), { tenants: config.tenantCacheSize });
   kernel.memberships = new Memberships(kernel, { tenants: config.tenantCacheSize });
   const unsubscribe = roleChanges.subscribe((tenantId) => {
@@ -302,6 +300,8 @@ function authenticatorsOf(modules: LoadedModule[]): Map<string, Authenticator> {
 function hooksByEntity(modules: LoadedModule[], models: Map<string, EntityModel>): Map<string, EntityHooks[]> {
   // the kernel's own first: a module's refusal later in the same transaction rolls them back with it
   const out = new Map<string, EntityHooks[]>([...membershipHooks((e) => models.has(e))].map(([e, h]) => [e, [h]]));
+  // a tenant's text names a text the interface has (built-in-texts.ts), whoever writes it
+  if (models.has('Translation')) out.set('Translation', [translationKeyHooks(builtInTexts(modules))]);
   for (const m of modules) {
     for (const [entity, hooks] of Object.entries(m.plugin?.hooks ?? {})) {
       if (!models.has(entity)) throw new ManifestError(m.file, '/', `plugins/${m.manifest.id}/index.ts hooks entity "${entity}", which no module declares`);

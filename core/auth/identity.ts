@@ -33,12 +33,6 @@ export class Identity {
     return em.findOne(this.#e('User'), { id }) as Promise<Row | null>;
   }
 
-  async rolesOf(em: EntityManager, userId: string): Promise<Row[]> {
-    const links = (await em.find(this.#e('UserRole'), { userId })) as Row[];
-    if (!links.length) return [];
-    return em.find(this.#e('Role'), { id: { $in: links.map((l) => l.roleId) } }, { orderBy: { name: 'asc' } }) as Promise<Row[]>;
-  }
-
   async companiesOf(em: EntityManager, userId: string): Promise<Row[]> {
     const links = (await em.find(this.#e('UserCompany'), { userId })) as Row[];
     if (!links.length) return [];

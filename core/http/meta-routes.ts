@@ -154,9 +154,10 @@ export function registerMetaRoutes(app: FastifyInstance, kernel: Kernel, texts: 
     },
     async (request) => {
       const ability = request.ability!;
-      const { roles: rol } = request.principal!;
-      const isAdmin = rol.includes(ADMIN_ROLE);
-      const codes = new Set(isAdmin ? kernel.permissions.all() : await kernel.abilities.codes(request.tenant!.id, rol));
+      const { roles } = request.principal!;
+      const isAdmin = roles.includes(ADMIN_ROLE);
+      // (the admin role's codes are every code: access/role-directory.ts)
+      const codes = new Set(await kernel.abilities.codes(request.tenant!.id, roles));
       const models = [...kernel.models.values()].filter((m) => accessFilter(ability, 'read', m.name) !== null);
       const tenant = request.tenant!;
       const catalog = await texts.catalog(tenant.id, languagePreference(request.headers['accept-language'], tenant.defaultLanguage ?? kernel.config.defaultLanguage));
