@@ -21,6 +21,25 @@ interface Variable {
   file: string;
 }
 
+/** What a helper says of a variable: its comment, `<NAME>` being the variable, and the errors it stops the start with. */
+function helperText(fn: ts.FunctionDeclaration | undefined, name: string): string {
+  if (!fn) return '';
+  const refusals = findAll(fn, ts.isThrowStatement).flatMap((t) => {
+    const message = ts.isNewExpression(t.expression) ? t.expression.arguments?.[0] : undefined;
+    if (!message || !(ts.isTemplateExpression(message) || ts.isStringLiteralLike(message))) return [];
+    // `${variable}` is the variable's name; any other interpolation a value
+    const text = ts.isTemplateExpression(message) ? message.head.text + message.templateSpans.map((s) => (s.expression.getText() === 'variable' ? name : '…') + s.literal.text).join('') : message.text;
+    return text.includes(name) ? [`The start fails on a wrong value: ${code(text)}.`] : [];
+  });
+  return [commentOf(fn).replaceAll('<NAME>', name), ...refusals].join(' ');
+}
+
+/** The Config field loadConfig() fills by calling `reader` ("externalDb" for externalDbConfig). */
+function nestedIn(sf: ts.SourceFile, reader: string): string {
+  const call = findAll(declarationIn(sf, 'loadConfig')!, ts.isCallExpression).find((c) => c.expression.getText() === reader);
+  return call && ts.isPropertyAssignment(call.parent) ? call.parent.name.getText() : reader;
+}
+
 /** The file-local function a read is an argument of (int() included), if any. */
 function helperOf(read: ts.Expression): ts.FunctionDeclaration | undefined {
   const call = up(read);
@@ -128,10 +147,11 @@ function fromConfig(): Variable[] {
           // the field's doc, else one naming the variable, else its object's ("rateLimit" for rateLimit.max)
           const doc = docs.get(at) ?? [...docs.values()].find((d) => new RegExp(`\\b${name}\\b`).test(d)) ?? docs.get(at.replace(/\.[^.]+$/, '')) ?? '';
           const helper = helperOf(read);
-          const field = at.slice(type.length + 1);
-          add(name, read, { field, meaning: [doc, commentOf(p), helper && commentOf(helper)] });
+          // as a Config field: externalDbConfig() fills Config.externalDb
+          const field = `${type === 'Config' ? '' : `${nestedIn(sf, reader)}.`}${at.slice(type.length + 1)}`;
+          add(name, read, { field, meaning: [doc, commentOf(p), helperText(helper, name)] });
           // urlsByKey's "<NAME>_<KEY>": one more variable per connection key
-          if (helper && commentOf(helper).includes('<NAME>_<KEY>')) add(`${name}_<KEY>`, read, { field, meaning: [doc, commentOf(helper)] });
+          if (helper && commentOf(helper).includes('<NAME>_<KEY>')) add(`${name}_<KEY>`, read, { field, meaning: [doc, helperText(helper, name)] });
         }
       }
     };
@@ -164,7 +184,7 @@ function elsewhere(): Variable[] {
       const call = up(read);
       const callee = ts.isCallExpression(call) && ts.isIdentifier(call.expression) ? declarationIn(sf, call.expression.text) : undefined;
       const fn = findAll(sf, ts.isFunctionDeclaration).find((f) => f.pos <= read.pos && read.end <= f.end);
-      const meaning = [callee && commentOf(callee), fn && commentOf(fn)].find(Boolean) || headerOf(sf);
+      const meaning = [callee && ts.isFunctionDeclaration(callee) && helperText(callee, name), fn && commentOf(fn)].find(Boolean) || headerOf(sf);
       found.push({ name, fallback: fallbackOf(read) ?? '', meaning: [meaning], file });
     }
   }
@@ -172,7 +192,7 @@ function elsewhere(): Variable[] {
 }
 
 /** The comments about a variable as sentences, each once. */
-const sentences = (parts: (string | undefined)[]) => [...new Set(parts.filter((p): p is string => !!p))].map((p) => (/[.!?)]$/.test(p) ? p : `${p}.`)).join(' ');
+const sentences = (parts: (string | undefined)[]) => [...new Set(parts.filter((p): p is string => !!p))].map((p) => (/[.!?]$/.test(p) ? p : `${p}.`)).join(' ');
 
 export function configurationPage(): string {
   const row = (v: Variable) => [code(v.name), v.fallback || '(unset)', v.field ? code(v.field) : '', sentences(v.meaning)];
