@@ -33,7 +33,8 @@ interface Section {
 
 const isObject = (s: Schema) => !!s.properties;
 const link = (heading: string) => `[${heading}](#${slug(heading)})`;
-const keyOf = (pattern: string) => (pattern === '^.*$' ? '<name>' : '<Name>');
+/** Any key of an object keyed by name; its pattern, if any, is under "allowed values". */
+const KEY = '<name>';
 
 /** A section's heading; an object of a union is told apart by a required property the others lack ("routes[] with entity"). */
 function headingOf(path: string, branch?: Schema, all: Schema[] = []): string {
@@ -49,7 +50,7 @@ function sectionsOf(path: string, schema: Schema, out: Section[], heading = head
   }
   if (schema.items) return sectionsOf(`${path}[]`, schema.items, out);
   const [pattern, value] = Object.entries(schema.patternProperties ?? {})[0] ?? [];
-  if (pattern && value) return sectionsOf(`${path}.${keyOf(pattern)}`, value, out);
+  if (pattern && value) return sectionsOf(`${path}.${KEY}`, value, out);
   if (!isObject(schema)) return;
   out.push({ path, heading, schema });
   for (const [key, sub] of Object.entries(schema.properties ?? {})) sectionsOf(path ? `${path}.${key}` : key, sub, out);
@@ -61,7 +62,7 @@ function typeOf(path: string, s: Schema): string {
   if (union) return union.every((b) => 'const' in b) ? typeOf(path, { type: union[0].type }) : union.map((b) => (isObject(b) ? link(headingOf(path, b, union)) : typeOf(path, b))).join(' or ');
   if (s.items) return isObject(s.items) || s.items.anyOf?.every(isObject) ? typeOf(`${path}[]`, s.items) : `${typeOf(`${path}[]`, s.items)}[]`;
   const [pattern, value] = Object.entries(s.patternProperties ?? {})[0] ?? [];
-  if (pattern && value) return Object.keys(value).length || pattern !== '^.*$' ? `map of ${keyOf(pattern)} → ${typeOf(`${path}.${keyOf(pattern)}`, value)}` : 'object';
+  if (pattern && value) return Object.keys(value).length || pattern !== '^.*$' ? `map of ${KEY} → ${typeOf(`${path}.${KEY}`, value)}` : 'object';
   if (isObject(s)) return link(headingOf(path));
   if (s.enum) return 'string';
   return Array.isArray(s.type) ? s.type.join(' or ') : (s.type ?? 'any JSON');
