@@ -244,10 +244,24 @@ export function cycles(edges: Edge[]): string[][] {
   });
 }
 
+/**
+ * test/core mirrors core: each of its folders names a folder of core/, and a test
+ * file at its top names a file at core's top (i18n.test.ts tests core/i18n.ts), so
+ * the tests of a source file are where its path says.
+ */
+export function testLayoutProblems(root = ROOT): { message: string }[] {
+  const tests = join(root, 'test/core');
+  return readdirSync(tests, { withFileTypes: true }).flatMap((entry) => {
+    const source = entry.isDirectory() ? `core/${entry.name}` : `core/${entry.name.replace(/\.test\.ts$/, '.ts')}`;
+    if (!entry.isDirectory() && !entry.name.endsWith('.test.ts')) return [];
+    return existsSync(join(root, source)) ? [] : [{ message: `test/core/${entry.name} names no ${source}: test/core mirrors core/ (move it beside the tests of what it tests)` }];
+  });
+}
+
 if (import.meta.main) {
   const files = [...sourceFiles('core'), ...sourceFiles('plugins')].sort();
   const edges = files.flatMap((f) => importsOf(f));
-  const problems = check(edges, ALLOWED, files);
+  const problems = [...check(edges, ALLOWED, files), ...testLayoutProblems()];
   for (const p of problems) console.error(p.message);
   const internal = edges.filter(isInternal).length;
   console.log(`check:layers: ${files.length} files, ${internal} imports between them and ${edges.length - internal} of packages; ${ALLOWED.length} allow-listed; ${problems.length} problem(s)`);

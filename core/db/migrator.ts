@@ -148,7 +148,7 @@ function tableOids(names: string, schema: string): string {
  * information_schema.constraint_column_usage over every schema. Each rewrite
  * adds the missing schema condition to the text MikroORM sends; a rewrite that
  * no longer matches (another MikroORM version) leaves the query as it was,
- * correct but slow, and test/core/migrations.test.ts says so.
+ * correct but slow, and test/core/db/migrations.test.ts says so.
  */
 const SCOPED_INTROSPECTION: [RegExp, string][] = [
   [/join pg_class pgc on cols\.table_name = pgc\.relname\b/, 'join pg_class pgc on cols.table_name = pgc.relname and pgc.relnamespace = cols.table_schema::regnamespace'],

@@ -2,7 +2,10 @@
 // import, a cycle, a plugin past the SDK, a file without a layer and a stale or
 // widened allow-list entry each fail; `import { type A }` counts as a load.
 import t from 'tap';
-import { ALLOWED, check, cycles, importsOf, layerOf, type Edge } from '../../scripts/check-layers.ts';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ALLOWED, check, cycles, importsOf, layerOf, testLayoutProblems, type Edge } from '../../scripts/check-layers.ts';
 
 const edge = (from: string, to: string, typeOnly = false, pkg = false): Edge => ({ from, to, typeOnly, line: 1, ...(pkg ? { package: true } : {}) });
 const messages = (edges: Edge[], allowed = [] as typeof ALLOWED) => check(edges, allowed).map((p) => p.message);
@@ -95,4 +98,18 @@ t.test('the allow-list holds only imports that exist, as they are', async (t) =>
   t.match(messages([edge('core/auth/identity.ts', 'core/kernel.ts')], allowed), [/allow-listed as type-only, now loaded at run time/]);
   t.match(messages([], allowed), [/matches no import any more: delete it/]);
   for (const a of ALLOWED) t.ok(a.why.length > 10, `${a.from} -> ${a.to} says why`);
+});
+
+t.test('test/core mirrors core/: a folder or top file naming nothing in core/ fails', async (t) => {
+  t.same(testLayoutProblems(), [], 'the tree as it is');
+  const root = mkdtempSync(join(tmpdir(), 'plinth-layout-'));
+  t.teardown(() => rmSync(root, { recursive: true, force: true }));
+  for (const dir of ['core/db', 'test/core/db', 'test/core/dbs']) mkdirSync(join(root, dir), { recursive: true });
+  for (const file of ['core/i18n.ts', 'test/core/i18n.test.ts', 'test/core/lane-pool.test.ts', 'test/core/README.md']) writeFileSync(join(root, file), '');
+  t.same(
+    testLayoutProblems(root)
+      .map((p) => p.message.split(':')[0])
+      .sort(),
+    ['test/core/dbs names no core/dbs', 'test/core/lane-pool.test.ts names no core/lane-pool.ts'],
+  );
 });

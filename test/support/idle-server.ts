@@ -1,4 +1,4 @@
-// A server left idle, for test/core/idle.test.ts, in a process of its own so
+// A server left idle, for test/core/events/idle.test.ts, in a process of its own so
 // that its CPU is only its own: a kernel and app on the test database (TEST_DB)
 // with a registry of its own, its dispatcher, job workers and cron running, and
 // one tenant (the per-minute cron jobs fan out to it). Over IPC it answers
