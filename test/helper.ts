@@ -4,9 +4,9 @@
 // PostgreSQL: TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test).
 // PGlite: TEST_DB=pglite runs the same tests on an in-memory embedded database.
 import { randomBytes } from 'node:crypto';
-import { existsSync, renameSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { pgliteSnapshotFile, preparePgliteSnapshot as prepareSnapshot } from './support/pglite-snapshot.ts';
 import { join } from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { loadConfig, type Config } from '../core/config.ts';
@@ -24,38 +24,15 @@ interface Teardown {
   teardown(fn: () => unknown): void;
 }
 
-// A dumped PGlite cluster, made once per machine and PGlite and pg-boss version:
-// loading it takes ~0.7 s where a fresh in-memory initdb takes ~5 s, and it holds
-// the job runner's tables (platform_jobs) already, another ~0.5-1 s per kernel.
-// (pinned exactly in our package.json; PGlite's own package.json is not exported)
-const pkg = createRequire(import.meta.url)('../package.json') as { devDependencies: Record<string, string>; dependencies: Record<string, string> };
-const PGLITE_VERSION = pkg.devDependencies['@electric-sql/pglite'];
-const SNAPSHOT = join(tmpdir(), `plinth-pglite-${PGLITE_VERSION}-pgboss-${pkg.dependencies['pg-boss']}.tar.gz`);
-
-export async function preparePgliteSnapshot(): Promise<string> {
-  if (existsSync(SNAPSHOT)) return SNAPSHOT;
-  const { PGlite } = await import('@electric-sql/pglite');
-  const { PgBoss, fromPglite } = await import('pg-boss');
-  const pg = await PGlite.create();
-  // the schema the kernel's JobQueues installs for the default registry ("platform")
-  const boss = new PgBoss({ db: fromPglite(pg), backend: 'pglite', schema: 'platform_jobs', supervise: false, schedule: false, migrate: true });
-  await boss.start();
-  await boss.stop({ graceful: false, close: false });
-  const dump = Buffer.from(await (await pg.dumpDataDir('gzip')).arrayBuffer());
-  await pg.close();
-  // write then rename: parallel test files may race here, and each result is whole
-  const partial = `${SNAPSHOT}.${process.pid}`;
-  writeFileSync(partial, dump);
-  renameSync(partial, SNAPSHOT);
-  return SNAPSHOT;
-}
+/** The cluster a file on PGlite starts from (support/pglite-snapshot.ts), made when missing. */
+export const preparePgliteSnapshot = (): Promise<string> => prepareSnapshot(testConfig);
 
 export function testConfig(overrides: Partial<Config> = {}): Config {
   const base = loadConfig({
     JWT_SECRET: 'test-secret-test-secret-test-secret-0123456789',
     DATA_DIR: join(tmpdir(), 'plinth-test'),
     PGLITE_MEMORY: 'true',
-    PGLITE_SNAPSHOT: onPglite && existsSync(SNAPSHOT) ? SNAPSHOT : '',
+    PGLITE_SNAPSHOT: onPglite && existsSync(pgliteSnapshotFile()) ? pgliteSnapshotFile() : '',
     LOG_LEVEL: 'silent',
     // every test file's kernel counts requests together with the others' (auth/shared-rate-limits.ts): far above what the suite sends
     RATE_LIMIT_MAX: '10000000',

@@ -91,7 +91,9 @@ export class Databases {
     // MikroORM hands driverOptions on to PGlite.create, which can load a dumped cluster.
     // Not a Blob: MikroORM copies its options, and a copied Blob loses its data.
     const dump = snapshot ? readFileSync(snapshot) : undefined;
-    const driverOptions = dump ? { loadDataDir: { type: 'application/x-gzip', arrayBuffer: async () => dump } } : undefined;
+    // gzip or plain tar, told by gzip's magic bytes
+    const type = dump?.[0] === 0x1f && dump[1] === 0x8b ? 'application/x-gzip' : 'application/x-tar';
+    const driverOptions = dump ? { loadDataDir: { type, arrayBuffer: async () => dump } } : undefined;
     return MikroORM.init({ ...common, driver: PgliteDriver, dbName: dir, driverOptions } as never);
   }
 
