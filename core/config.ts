@@ -8,7 +8,10 @@ import type { Clock } from './clock.ts';
 export interface Config {
   /** what "now" is for module code (ctx.now()); default the system clock, tests pass a ManualClock */
   clock?: Clock;
-  /** connection key → PostgreSQL URL; no "main" entry means embedded PGlite */
+  /**
+   * connection key → PostgreSQL URL (`postgres://user@host:5432/db`); no "main" entry means embedded PGlite.
+   * DATABASE_URL_<KEY> adds a database: a tenant provisioned with connectionKey "<key>" (or placed there by TENANT_PLACEMENT) lives there
+   */
   databases: Record<string, string>;
   /**
    * connection key → a direct URL for what needs a session of its own (LISTEN:
@@ -16,65 +19,126 @@ export interface Config {
    * `databases` goes through a transaction pooler (PgBouncer); default the key's URL
    */
   sessionDatabases: Record<string, string>;
+  /** where the embedded database (<dataDir>/pglite) and the generated JWT_SECRET and SECRET_KEY are kept */
   dataDir: string;
   /** PGlite: run in memory (tests) instead of persisting under dataDir */
   pgliteInMemory: boolean;
   /** in-memory PGlite: start from this dumpDataDir() file instead of a fresh initdb (tests: ~0.7 s instead of ~5 s) */
   pgliteSnapshot?: string;
+  /** address the HTTP server listens on */
   host: string;
+  /** port the HTTP server listens on */
   port: number;
+  /** HS256 signing secret of access tokens, at least 32 characters; set it in production (processes sharing a database must share it) */
   jwtSecret: string;
   /** key of secret fields' encryption at rest (SECRET_KEY) */
   secretKey: string;
+  /** seconds an access token is valid */
   accessTokenTtlSeconds: number;
+  /** seconds a refresh token is valid */
   refreshTokenTtlSeconds: number;
+  /**
+   * connections per database, each a lane (db/lane-pool.ts): a tenant's statements run on its lane's connection
+   * when it is free, so a backend meets a pool-size share of the tenants and stays warm. pg_stat_activity shows
+   * them as application `plinth` (PGAPPNAME names them otherwise), the job runner's as `plinth-jobs`
+   */
   poolSize: number;
-  /** ms a request waits for a pooled connection (or a new one) before it answers 503 */
+  /** ms a request waits for a pooled connection (or a new one) before it answers 503 DATABASE_UNAVAILABLE */
   dbAcquireTimeoutMs: number;
   /**
-   * A pooled connection is closed after this many uses (DB_CONNECTION_MAX_USES) or
-   * seconds (DB_CONNECTION_MAX_AGE_SECONDS): a PostgreSQL backend keeps the catalog
-   * entries of every table it touched, across tenants (36 MB per 1,000 tenants).
+   * uses after which a pooled connection is closed (the next use opens a new one): a PostgreSQL backend keeps
+   * the catalog entries of every table it touched, across tenants (about 36 MB per 1,000 tenants). Lanes keep
+   * each backend to a pool-size share of the tenants, so age is what recycles; a low count throws warm caches away
    */
   dbConnectionMaxUses: number;
+  /** seconds after which a pooled connection is closed, to give back the catalog entries its backend kept; 0: never */
   dbConnectionMaxAgeSeconds: number;
-  /** ms a tenant's statement waits for its own lane's connection while it serves other tenants (DB_LANE_WAIT_MS; db/lane-pool.ts) */
+  /**
+   * ms a tenant's statement waits for its own lane's connection while that serves other tenants, even with
+   * another connection free (there it would be cold); past it, it takes the first free one. A tenant whose
+   * lane serves itself takes a free one at once, so one busy tenant gets the whole pool (db/lane-pool.ts)
+   */
   dbLaneWaitMs: number;
   /**
-   * statements each pooled connection keeps prepared (DB_PREPARED_STATEMENTS; db/prepared-statements.ts); unset: 1000, and none
-   * on a database with a DATABASE_SESSION_URL (its URL is a transaction pooler, which before PgBouncer 1.21 loses them)
+   * statements each pooled connection keeps prepared (db/prepared-statements.ts): a statement with bind values is
+   * prepared when its text runs a second time, and past this many the least recently used is deallocated; a kept
+   * plan holds about 66 KB of the backend's memory. Unset: 1000, and none on a database with a DATABASE_SESSION_URL
+   * (its URL is a transaction pooler, which before PgBouncer 1.21 loses them)
    */
   dbPreparedStatements: number | undefined;
-  /** where a tenant provisioned without a connection key goes (TENANT_PLACEMENT): "main", or "fewest" (the database holding the fewest tenants) */
+  /**
+   * where POST /api/platform/tenants and `npm run tenant:create` put a tenant given no connection key: "main", or
+   * "fewest" (the configured database holding the fewest tenants; a tie goes to main)
+   */
   tenantPlacement: 'main' | 'fewest';
-  /** tenant schemas migrated at once (MIGRATE_CONCURRENCY); never more than half the pool (tenancy/migrate-tenants.ts) */
+  /**
+   * tenant schemas `npm run migrate` and the start's background migration work on at once, each in its own
+   * transaction; never more than half of DB_POOL_SIZE, the other half serving requests (tenancy/migrate-tenants.ts)
+   */
   migrateConcurrency: number;
-  /** tenant schemas built ahead, ready for the next provisionings (PROVISION_SPARES; tenancy/spare-schemas.ts) */
+  /**
+   * tenant schemas kept built ahead with every table of the loaded modules: provisioning renames one (tens of ms)
+   * instead of creating some 300 tables, indexes and keys. Refilled in the background after each one taken and at
+   * start, rebuilt after a module change; 0 builds none (tenancy/spare-schemas.ts)
+   */
   provisionSpares: number;
+  /** largest JSON request body in bytes (413 beyond) */
   bodyLimit: number;
-  /** uploaded files: where the local file store keeps them (FILES_DIR, default <dataDir>/files), and the largest file one upload may carry (UPLOAD_MAX_BYTES, default 25 MiB) */
-  files: { dir: string; uploadMaxBytes: number };
-  /** rows one bulk request (POST <collection>/bulk) may create, change and delete together */
+  /** uploaded files */
+  files: {
+    /** where the local file store keeps uploaded files, one folder per tenant */
+    dir: string;
+    /** bytes one uploaded file may have (413 PAYLOAD_TOO_LARGE beyond) */
+    uploadMaxBytes: number;
+  };
+  /** rows one bulk request (POST <collection>/bulk) may create, change and delete together (400 beyond) */
   bulkMaxRows: number;
-  /** origins browsers may call the API from (CORS_ORIGINS); empty: no CORS headers at all; ['*']: any origin */
+  /**
+   * origins browsers may call the API from, comma-separated, each exactly as a browser sends it in Origin; empty: no
+   * CORS headers at all; `*`: any origin. A listed origin's preflight (OPTIONS) answers 204, and answers expose
+   * ETag, Location, Content-Language, Retry-After and X-Request-Id to it
+   */
   corsOrigins: string[];
-  /** TRUST_PROXY=true: behind a reverse proxy, X-Forwarded-For/-Proto give the client's address and scheme (rate limits, Secure cookies) */
+  /** TRUST_PROXY=true: behind a reverse proxy, X-Forwarded-For/-Proto give the client's address (rate limits, login throttling) and scheme (Secure cookies) */
   trustProxy: boolean;
-  /** languages the console's switcher offers (CONSOLE_LANGUAGES), for data and, where translated, the interface */
+  /** languages the console's switcher offers, for data and, where translated, the interface (the console sends the choice to the API as Accept-Language) */
   consoleLanguages: string[];
-  /** tenants whose roles, abilities and interface texts a process keeps (TENANT_CACHE_SIZE); the least recently used go first */
+  /** tenants whose roles, abilities and interface texts a process keeps; the least recently used go first, and are read again when they come back */
   tenantCacheSize: number;
-  /** requests per caller (or address) and window; processes on one database add their counts up every syncMs (auth/shared-rate-limits.ts) */
-  rateLimit: { max: number; windowMs: number; syncMs: number };
-  /** failed logins: per (tenant, e-mail, address) and per (tenant, e-mail); lockMs is window and lock time */
-  loginThrottle: { addressMaxFailures: number; accountMaxFailures: number; lockMs: number };
+  /** request limits, counted together by every process on the database (auth/shared-rate-limits.ts) */
+  rateLimit: {
+    /** requests per caller (or address) and window (429 beyond) */
+    max: number;
+    /** ms of a window, from a caller's first request in it */
+    windowMs: number;
+    /** ms between a process's syncs: it adds its counts to the shared table and reads back everyone's */
+    syncMs: number;
+  };
+  /** failed logins (auth/login-throttle.ts) */
+  loginThrottle: {
+    /** failures to one account (tenant and e-mail) from one address that lock that address out of it */
+    addressMaxFailures: number;
+    /** failures to one account from all addresses that lock it for the addresses it has not logged in from lately */
+    accountMaxFailures: number;
+    /** how close failures must follow each other to count together, and how long a lock lasts after the last one (LOGIN_LOCK_SECONDS × 1000) */
+    lockMs: number;
+  };
+  /** pino log level; at info, one line per request with its request id, tenant and user */
   logLevel: string;
+  /** default language of new tenants (and of a tenant that names none) */
   defaultLanguage: string;
+  /** folder of the modules' manifests (<id>.json) */
   manifestsDir: string;
+  /** folder of the modules' code (<id>/index.ts), demo data and console assets */
   pluginsDir: string;
-  /** schema of the tenant registry on the main database (default "platform") */
+  /**
+   * schema of the tenant registry on the main database, and of the events outbox on every database; the job
+   * runner's tables are in "<schema>_jobs". Another name lets several installations share a database
+   */
   registrySchema: string;
+  /** the first platform operator (PLATFORM_ADMIN_EMAIL and PLATFORM_ADMIN_PASSWORD, both or neither): created on start when the platform tenant does not exist yet */
   platformAdmin?: { email: string; password: string };
+  /** create the demo tenant with sample data on start unless it exists (and a demo platform operator when no platform tenant exists and none is configured) */
   demoData: boolean;
   /** this process dispatches events and works jobs (WORKERS=false: it only serves requests and sends jobs) */
   workers: boolean;
@@ -83,26 +147,37 @@ export interface Config {
   events: {
     /** writes record events (EVENTS=off: no outbox rows, so no subscribers or webhooks hear of them) */
     enabled: boolean;
-    /** ms the dispatcher waits when the outbox had nothing (more) to hand on */
+    /**
+     * ms between the dispatcher's looks at the outbox for 5 s after a write (in this process, or announced by another);
+     * idle it looks every 2 s (or this, if longer) on PostgreSQL and every 30 s on PGlite, and a write wakes it.
+     * A full batch is followed at once (events/dispatcher.ts)
+     */
     pollMs: number;
     /** outbox rows per dispatch transaction */
     batchSize: number;
-    /** at most this many of them of one tenant */
+    /** at most this many of one dispatch transaction's rows of one tenant, so one tenant's burst does not hold up the others */
     perTenant: number;
-    /** jobs of one tenant the workers run at once (every process together) */
+    /** jobs of one tenant that run at once per queue, counted in the database over every process's workers (pg-boss groupConcurrency) */
     tenantConcurrency: number;
     /** days dispatched events and their receipts are kept (delivery logs, replays) */
     retentionDays: number;
     /** every job's first retry delay in seconds, instead of its declaration's (tests, development) */
     retryDelaySeconds?: number;
   };
-  /** results of analytics kept for callers whose statement is the same, until a table they read changes (RESULT_CACHE_MB, RESULT_CACHE_TTL_SECONDS; 0 MB: no cache) */
-  resultCache: { maxBytes: number; ttlMs: number };
+  /** results of analytics kept in each process for callers whose statement is the same, until a table they read changes */
+  resultCache: {
+    /** bytes each process's cache of analytics results may hold (RESULT_CACHE_MB × 1 MiB); 0: no cache */
+    maxBytes: number;
+    /** longest life of a cached analytics result (RESULT_CACHE_TTL_SECONDS × 1000); a write to a table it read ends it sooner */
+    ttlMs: number;
+  };
   /** HTTP calls module code makes (webhooks): where to and how much */
   outbound: {
     /** allow loopback, private and link-local targets (a local receiver in development); never in production */
     allowPrivate: boolean;
+    /** ms one delivery try (one call) may take */
     timeoutMs: number;
+    /** bytes of an answer read per try; then the connection is closed and the answer marked truncated */
     maxResponseBytes: number;
     /** resolves host names instead of the system's DNS (tests: every name to loopback, so nothing leaves the machine) */
     lookup?: (hostname: string) => Promise<{ address: string; family: number }[]>;
