@@ -1,8 +1,8 @@
 // The module SDK: the one core file module code (plugins/<module>/) imports.
 // Handlers and hooks receive a ModuleContext (context/module-context.ts):
 // scoped data access per entity, transactions, after-commit work and the
-// caller; never the Kernel, an unscoped EntityManager or a secret. See the
-// README's "Writing a module" for a walk-through.
+// caller; never the Kernel, an unscoped EntityManager or a secret. See
+// docs/writing-a-module.md for a walk-through, docs/reference/sdk.md for every export.
 export type { PluginModule, PluginHandler, RouteSchemas, TypedRequest, Subscriber, JobDefinition, JobRun, PlinthEvent, ConsolePage, PageApi, PageAnswer } from './context/plugin-module.ts';
 export { handler, pageError, problemText, required, scriptJson } from './context/plugin-module.ts';
 export { Type } from 'typebox';

@@ -7,6 +7,11 @@ import type { ErrorCode } from '../errors.ts';
 
 export type { WriteEvent, BeforeWriteEvent };
 
+/**
+ * One set of rules around an entity's writes, declared by entity name in a module's `hooks`
+ * (a list of sets runs each in turn). Each hook gets the writer's context, so what it reads
+ * and writes is scoped like the write itself; a coded error (httpError, validationError) refuses the write.
+ */
 export interface EntityHooks {
   /**
    * Problem codes the hooks' refusals answer beyond the kernel's own, per

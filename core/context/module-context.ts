@@ -74,7 +74,9 @@ export interface ContextServices {
 
 /** One of many jobs of a kind sent at once: its data, and its tries if not the job's declaration. */
 export interface EnqueueItem {
+  /** what the job's handler gets as `data` (JSON) */
   data: unknown;
+  /** tries before the job is dead, instead of its declaration's */
   attempts?: number;
 }
 
@@ -97,20 +99,30 @@ export interface Outbound {
 export interface EmittedEvent {
   /** the row the event is about; its entity is the one the manifest declares for the event */
   entityId?: string | null;
+  /** the entity the event is about; optional, and if given it must be the one the manifest declares for the event (else the emit throws) */
   entity?: string;
+  /** the event's data, checked against the payload schema the manifest declares for the event type (a mismatch throws) */
   payload: Record<string, unknown>;
 }
 
 /** Scoped data access to one entity. */
 export interface EntityData {
+  /**
+   * a page of the rows the caller may read, as the generated list route answers it (DTOs in the caller's
+   * languages): `query` as that route's query string (page, size (default 50), sort, search, cursor, filters);
+   * `within` narrows it to rows with these field values, e.g. { quoteId } of a nested path
+   */
   list(query?: ListQuery, within?: Bound): Promise<Page>;
   /** rows meeting `where` (grant-condition syntax) within the caller's scope, at most `limit` */
   find(where?: Condition, opts?: { limit?: number; orderBy?: string }): Promise<Row[]>;
+  /** how many rows meeting `where` (grant-condition syntax) the caller may read; 0 when they may read none */
   count(where?: Condition): Promise<number>;
   /**
    * Counts, sums, averages, minima and maxima over the rows the caller may
-   * read, grouped by fields (dates by day/week/month/year), each measure
-   * optionally filtered: one SQL statement (crud/aggregate.ts).
+   * read, grouped by fields (dates by day, week, month, quarter or year), each
+   * measure optionally filtered: one SQL statement (crud/aggregate.ts). E.g.
+   * `aggregate({ groupBy: ['projectId.name', { field: 'dueDate', by: 'week' }], measures: { open: { count: true, where: { category: { $nin: ['done'] } } }, hours: { sum: 'estimate' } } })`
+   * answers one row per project and week with `open` (a measure's `where` is SQL's `filter`) and `hours`.
    */
   aggregate(query: AggregateQuery): Promise<AggregateRow[]>;
   /**
@@ -133,8 +145,22 @@ export interface EntityData {
    * rule that depends on a parent row's state, while a change of that state waits)
    */
   lock(id: string, opts?: { shared?: boolean }): Promise<Row>;
+  /**
+   * Creates a row as the caller, with every check, state flow, formula, sum, audit record, event and hook of
+   * the entity, and answers it as stored; `internal`: values of fields the API never writes (a password hash).
+   * 403 unless the caller may create it
+   */
   create(input: Record<string, unknown>, opts?: WriteOptions & { internal?: Row }): Promise<Row>;
+  /**
+   * Changes the fields `input` names as create does (hooks see op "update", "replace" with `replace`, whose
+   * `translations` are each field's whole new map), and answers the row as stored. 404 unless the caller can read it; 412 PRECONDITION_FAILED when `ifMatch` (an ETag, etag(version)) is
+   * stale; `set` writes read-only fields, `system` allows reserved states
+   */
   update(id: string, input: Record<string, unknown>, opts?: WriteOptions & { ifMatch?: string; replace?: boolean }): Promise<Row>;
+  /**
+   * Deletes the row, with its hooks, audit record and event. 404 unless the caller can read it; 412 when `ifMatch`
+   * is stale; 409 STATE_LOCKED in a locked state, CONFLICT while other rows reference it
+   */
   remove(id: string, opts?: { ifMatch?: string }): Promise<void>;
   /**
    * A work queue's claim: sets `set` on the first row (by `orderBy`, default
@@ -160,12 +186,15 @@ export class ModuleContext {
     this.crud = crud;
   }
 
+  /** the tenant this context works in: every statement runs in its schema */
   get tenantId(): string {
     return this.crud.tenantId;
   }
+  /** who acts: a user, a module's client or the system (SYSTEM); their roles and companies */
   get principal(): Principal {
     return this.crud.principal;
   }
+  /** the company the context works in (X-Company-Id, else the caller's primary one); null when there is none (the system, a tenant-wide job) */
   get companyId(): string | null {
     return this.crud.companyId;
   }
@@ -178,7 +207,10 @@ export class ModuleContext {
     return this.principal.kind === 'user' ? this.principal.id : null;
   }
 
-  /** The kernel's current time (config "clock": tests move it), for time-based rules such as leases and expiry. */
+  /**
+   * The kernel's current time (config "clock"), for time-based rules such as leases, expiry and presence: tests
+   * give the kernel a ManualClock (core/clock.ts) and move it with set()/advance() instead of sleeping; today() follows it.
+   */
   now(): Date {
     return this.#services.clock.now();
   }
@@ -193,6 +225,7 @@ export class ModuleContext {
     return this.crud.ability.can(action, subject);
   }
 
+  /** The caller's scoped access to an entity (by name: 'Lead'): every read and write through it sees only what the caller's roles allow. */
   data(entity: string): EntityData {
     const service = this.#services.service(entity);
     const ctx = this.crud;
@@ -385,6 +418,7 @@ export class ModuleContext {
     return this.#services.codesOf(this.tenantId, roles);
   }
 
+  /** Whether a loaded module declares the permission code ("erp:crm:view"): to check codes before they are granted. */
   isKnownCode(code: string): boolean {
     return this.#services.isKnownCode(code);
   }

@@ -32,9 +32,11 @@ export interface Subscriber {
 
 /** What a job's handler learns about its run. */
 export interface JobRun {
+  /** the job's id (as ctx.enqueue answered it) */
   id: string;
   /** 1 on the first try */
   attempt: number;
+  /** tries it has in all; attempt === attempts is the last */
   attempts: number;
 }
 
@@ -44,6 +46,7 @@ export interface JobRun {
  * exponential backoff and jitter until `attempts`, then `dead` is told.
  */
 export interface JobDefinition<T = any> {
+  /** does the work with the data it was enqueued with; a throw (or the timeout) fails the try */
   handle(ctx: ModuleContext, data: T, run: JobRun): Promise<void>;
   /** tries before the job is dead (default 5) */
   attempts?: number;
@@ -65,8 +68,11 @@ export interface JobDefinition<T = any> {
  * JSON, says so with its media type: `Type.String({ format: 'binary', mediaType: 'application/octet-stream' })`.
  */
 export interface RouteSchemas {
+  /** the path's parameters (:id), validated and typed */
   params?: TSchema;
+  /** the query string, validated and typed */
   querystring?: TSchema;
+  /** the JSON body, validated and typed (400 VALIDATION_FAILED when it does not match) */
   body?: TSchema;
   /**
    * The route takes a multipart/form-data upload instead of a JSON body: the
@@ -75,6 +81,7 @@ export interface RouteSchemas {
    * readUpload(request), which checks it (this schema is not applied).
    */
   upload?: TSchema;
+  /** the answer by status code: the route's answer is serialised by it and documented from it (`description`, `headers`) in OpenAPI */
   response?: Record<number, TSchema>;
   /** problem codes the handler raises beyond what its data access may (DATA_WRITE_PROBLEMS), e.g. PRECONDITION_FAILED for an If-Match it honours: documented in OpenAPI */
   problems?: ErrorCode[];
@@ -85,8 +92,11 @@ type Part<S extends RouteSchemas, K extends 'params' | 'querystring' | 'body'> =
 /** The request as the route's schemas type it. */
 export type TypedRequest<S extends RouteSchemas> = FastifyRequest<{ Params: Part<S, 'params'>; Querystring: Part<S, 'querystring'>; Body: Part<S, 'body'> }>;
 
+/** A custom route's code, made by handler(): named in the module's `handlers`, routed by the manifest's route with that handler name. */
 export interface PluginHandler<S extends RouteSchemas = RouteSchemas> {
+  /** the route's schemas: the kernel validates, types, documents (OpenAPI) and serialises the route from them */
   schema: S;
+  /** runs after the route's access check, with the caller's context; what it returns is the answer's body (serialised by `response`) */
   handle(ctx: ModuleContext, request: TypedRequest<S>, reply: FastifyReply): Promise<unknown>;
 }
 
@@ -97,13 +107,17 @@ export function handler<S extends RouteSchemas>(schema: S, handle: (ctx: ModuleC
 
 /** An answer of the API to a console page: status, and the JSON body (a problem when not ok). */
 export interface PageAnswer<T = any> {
+  /** the HTTP status */
   status: number;
+  /** status below 300 */
   ok: boolean;
+  /** the body: parsed JSON, else its text */
   body: T;
 }
 
 /** What a console page reads through: the HTTP API, as the signed-in user, in their company and language. */
 export interface PageApi {
+  /** GETs an API path ("/api/pm/projects?size=10") as the user: a refusal is an answer (ok false), not a throw */
   get<T = any>(url: string): Promise<PageAnswer<T>>;
   /**
    * The module's interface text `key` (PluginModule.texts) in the user's language, `{name}` replaced by values' name;
@@ -150,8 +164,12 @@ export interface ConsolePage {
   load(api: PageApi, query: Record<string, string | undefined>, params: Record<string, string>): Promise<Record<string, unknown>>;
 }
 
+/**
+ * What a module's code exports from plugins/<id>/index.ts, each part optional: only what its manifest cannot
+ * say. Everything in it gets a ModuleContext and imports nothing from core but core/plugin-api.ts.
+ */
 export interface PluginModule {
-  // each handler has its own schemas
+  /** custom routes' code by handler name, as the manifest's routes name it (`"handler": "convertLead"`); each handler has its own schemas */
   handlers?: Record<string, PluginHandler<any>>;
   /** by entity; a list runs each set in turn (rules of one entity kept in several files) */
   hooks?: Record<string, EntityHooks | EntityHooks[]>;

@@ -12,9 +12,13 @@ export type FilterOp = (typeof FILTER_OPS)[number];
 
 /** `field op value`: `in`/`notIn` take `values` (1 to 100), `set`/`notSet` nothing, the others one `value`. */
 export interface FieldFilter {
+  /** a field of the entity or a ref path ("projectId.name") */
   field: string;
+  /** one of FILTER_OPS */
   op: FilterOp;
+  /** the value to compare with (all ops but in, notIn, set, notSet) */
   value?: unknown;
+  /** in and notIn: the values, 1 to 100 */
   values?: unknown[];
 }
 

@@ -33,8 +33,12 @@ export type Measure = ({ count: true } | { countDistinct: string } | { sum: stri
  * referenced tables (crud/aggregate-fields.ts).
  */
 export interface AggregateQuery {
+  /**
+   * one result row per distinct combination: fields, ref paths, or dates truncated to a period,
+   * e.g. ['projectId.name', { field: 'dueDate', by: 'week' }]; none: one row over all rows
+   */
   groupBy?: GroupKey[];
-  /** by result key; at least one measure or one group key */
+  /** by result key, e.g. { open: { count: true, where: { category: { $nin: ['done'] } } }, hours: { sum: 'estimate' } }; at least one measure or one group key */
   measures?: Record<string, Measure>;
   /** rows to aggregate, in grant-condition syntax ($exists included), within the read scope; fields of the entity itself */
   where?: Condition;
@@ -59,8 +63,11 @@ export type AggregateRow = Record<string, string | number | boolean | null>;
 
 /** A result column: its key, the type of its values (as the API shows them) and a label from the manifests. */
 export interface AggregateColumn {
+  /** the group key or measure name, as in the rows */
   key: string;
+  /** the API type of its values (integer, decimal, string, date, …) */
   type: string;
+  /** from the manifests: a group key's field label ("Due date (week)"), a measure's kind and field ("Sum of Estimate", "Count") */
   label: string;
 }
 
@@ -69,12 +76,15 @@ export interface AggregateColumn {
 export interface TypedColumn {
   /** as queries name it */
   name: string;
+  /** as people read it */
   label: string;
   /** integer, decimal, string, uuid, boolean, date, datetime or enum */
   type: string;
   /** the PostgreSQL type (int8, numeric, timestamptz…): how values are bound and compared */
   dbType: string;
+  /** decimal: digits after the point */
   scale?: number;
+  /** enum: the values it takes */
   values?: string[];
   /** the column's SQL name, when it is not `name` */
   column?: string;

@@ -16,13 +16,21 @@ export interface PlinthEvent {
   id: string;
   /** `<module>.<entity>.<action>`, e.g. catalog.product.updated */
   type: string;
+  /** the tenant whose data changed */
   tenantId: string;
+  /** the row's company (else the writer's); null for tenant-wide data */
   companyId: string | null;
+  /** the entity the event is about (Lead); null for a domain event that names none */
   entity: string | null;
+  /** the row the event is about; null when there is none */
   entityId: string | null;
+  /** who caused it: a user's or client's id, null for the system */
   actor: { kind: Principal['kind']; id: string | null };
+  /** when its transaction ran, ISO 8601 */
   occurredAt: string;
+  /** a write's: { row (the API shape, every translation), changes ({ field: { before, after } }) }; a domain event's as its manifest declares */
   payload: Record<string, unknown>;
+  /** the version of the payload's schema (the manifest's `version`, default 1) */
   payloadVersion: number;
 }
 

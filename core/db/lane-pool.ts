@@ -4,8 +4,8 @@
 // Why: PostgreSQL builds a backend's relation-cache entries for a table and its
 // indexes the first time that backend plans a statement on it, and keeps them
 // until the backend ends. With 10,000 tenants, a pool whose backends each meet
-// every tenant spends most of its CPU building those entries (README, "Tenancy at
-// scale"); a lane's backend meets a pool-size share of the tenants and stays warm.
+// every tenant spends most of its CPU building those entries (docs/performance.md,
+// "Tenancy at scale"); a lane's backend meets a pool-size share of the tenants and stays warm.
 //
 // Routing:
 // - a tenant takes its home lane when it is free;

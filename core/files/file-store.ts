@@ -13,13 +13,17 @@ import { UUID } from '../ids.ts';
 
 /** What a stored file is: its byte count and SHA-256 (hex), computed while it was written. */
 export interface StoredFile {
+  /** bytes written */
   size: number;
+  /** SHA-256 of the bytes, hex */
   sha256: string;
 }
 
 /** A stored file opened for reading. */
 export interface FileContent {
+  /** the file's bytes; read it to the end or destroy it */
   stream: Readable;
+  /** bytes the stream gives (for Content-Length) */
   size: number;
 }
 
@@ -32,19 +36,23 @@ export type FileSource = Readable | AsyncIterable<Uint8Array>;
  */
 export interface FileStore {
   put(tenantId: string, key: string, source: FileSource): Promise<StoredFile>;
-  /** null when there is no such file */
+  /** the file opened for reading ({ stream, size }); null when there is no such file */
   get(tenantId: string, key: string): Promise<FileContent | null>;
   /** whether a file was there to delete */
   delete(tenantId: string, key: string): Promise<boolean>;
+  /** whether a file is stored under the key */
   exists(tenantId: string, key: string): Promise<boolean>;
 }
 
 /** The store as module code sees it: one tenant's files (ctx.files). */
 export interface TenantFiles {
-  /** stores `source` under a new key */
+  /** stores `source` under a new key, whole or not at all: { key, size, sha256 } */
   put(source: FileSource): Promise<StoredFile & { key: string }>;
+  /** the file opened for reading, { stream, size }; null when there is no file under the key */
   get(key: string): Promise<FileContent | null>;
+  /** deletes the file: true when one was there, false when there was none */
   delete(key: string): Promise<boolean>;
+  /** true when a file is stored under the key */
   exists(key: string): Promise<boolean>;
 }
 

@@ -267,7 +267,7 @@ function filterValueSchema(f: FieldModel): TSchema {
   return inputValueSchema({ ...f, minimum: undefined, maximum: undefined, pattern: f.type === 'string' || f.type === 'text' ? NO_NUL : undefined, minLength: undefined, translatable: false });
 }
 
-/** The schema of `field[op]`, described with the syntax the README documents. */
+/** The schema of `field[op]`, described with the syntax docs/api.md documents ("Conventions"). */
 function operatorSchema(f: FieldModel, op: FilterOp): TSchema {
   const what = `${f.name}${f.translatable ? " (the text shown in the request's language)" : ''} ${OP_MEANING[op]}`;
   const example = `e.g. ${filterParam(f.name, op)}=${op === 'isNull' ? 'true' : op === 'in' ? `${exampleOf(f)},${exampleOf(f)}` : exampleOf(f)}`;
