@@ -3,6 +3,7 @@
 // authenticators and kernel.contextFor(). Abilities and grant conditions see
 // them all alike.
 export interface Principal {
+  /** user: a person signed in; client: a module's API client (an API key); system: the kernel (jobs, scripts, ctx.system()) */
   kind: 'user' | 'client' | 'system';
   /** the user's or client's id; null for the system */
   id: string | null;

@@ -9,7 +9,9 @@ import type { Principal } from '../access/principal.ts';
 import type { ModuleContext } from './module-context.ts';
 
 export interface Authentication {
+  /** the tenant the credentials belong to */
   tenantId: string;
+  /** who they name: usually a module's client, with the permission codes it holds */
   principal: Principal;
   /** the company the principal works in when the request names none */
   companyId?: string | null;

@@ -8,10 +8,15 @@ import type { Manifest } from '../manifest/format.ts';
 
 /** A page of the web console a module's manifest lists in its menu. */
 export interface MenuEntry {
+  /** the id of the module whose manifest lists it */
   module: string;
+  /** the entry's text as the manifest gives it */
   label: string;
+  /** the console page's web path (/crm/leads) */
   path: string;
+  /** the permission code a caller needs to see it */
   permission: string;
+  /** the manifest's icon name; null when it names none */
   icon: string | null;
   /** the entity whose generic console pages the entry opens, if any */
   entity: string | null;

@@ -8,10 +8,13 @@ import type { EntityModel } from '../model/entity-model.ts';
 import { accessFilter, hasFieldRules, type Ability } from '../access/abilities.ts';
 
 export interface FieldInfo {
+  /** as the API and queries name it */
   name: string;
+  /** the manifest's label */
   label: string;
   /** the manifest's type (string, text, integer, decimal, boolean, date, datetime, enum, json, ref), or id for the row's id */
   type: string;
+  /** a value is required (the manifest's `required`) */
   required: boolean;
   /** the referenced entity of a ref */
   ref?: string;
@@ -21,6 +24,7 @@ export interface FieldInfo {
   scale?: number;
   /** an amount of money: the field path holding its ISO 4217 currency code ("currency", "quoteId.currency") */
   currency?: string;
+  /** it holds a text per language */
   translatable?: boolean;
   /** the kernel's columns (id, createdAt, updatedAt), present on every entity */
   kernel?: boolean;
@@ -29,10 +33,15 @@ export interface FieldInfo {
 }
 
 export interface EntityInfo {
+  /** as ctx.data() names it (Lead) */
   name: string;
+  /** the id of the module that declares it */
   module: string;
+  /** the manifest's label */
   label: string;
+  /** the manifest's description, if it has one */
   description?: string;
+  /** tenant: rows shared by the tenant's companies; company: each row belongs to one company */
   scope: 'tenant' | 'company';
   /** whether the context may read rows of it at all (its rows are still filtered by the grant's conditions) */
   readable: boolean;

@@ -16,16 +16,23 @@ import type { AggregateColumn, AggregateQuery, AggregateRow, TypedColumn } from 
 
 /** A table of typed columns: `from` is its SQL (a quoted table, or a parenthesised select). */
 export interface ColumnTable {
+  /** the table's name, for messages (a query names its columns, not the table) */
   name: string;
+  /** the columns a query may name */
   columns: TypedColumn[];
 }
 
+/** compileColumnAggregate()'s statement, for the caller to run on its own connection. */
 export interface ColumnStatement {
+  /** the statement's text, values only as $n */
   sql: string;
+  /** the values of its $n, in order */
   values: unknown[];
+  /** each group key and measure: key, type and label */
   columns: AggregateColumn[];
   /** the groups asked for: the statement selects one more (unless derived), to tell whether there were more */
   wanted: number;
+  /** the statement's result rows with their values typed as aggregate() answers them */
   shape(rows: Record<string, unknown>[]): AggregateRow[];
   /** derived: the result as a table of typed columns (c0, c1, … in SQL), for an aggregate over it */
   derived: TypedColumn[];

@@ -36,7 +36,9 @@ import { compileColumnAggregate } from './column-aggregate.ts';
 
 /** How analyze() runs: its timeout and row cap, the result cache, and an aggregate over its groups. */
 export interface AnalyzeOptions {
+  /** the statement's time limit (set local statement_timeout); past it the call fails with 422 UNPROCESSABLE */
   timeoutMs: number;
+  /** most groups answered; more sets `truncated` */
   maxRows: number;
   /** false: run it, whatever the cache holds */
   cache?: boolean;
@@ -46,7 +48,9 @@ export interface AnalyzeOptions {
 
 /** An aggregate's result for analytics (CrudService.analyze). */
 export interface Analysis {
+  /** the groups, as aggregate() answers them */
   rows: AggregateRow[];
+  /** each group key and measure: key, type and label */
   columns: AggregateColumn[];
   /** more groups matched than the row cap let through */
   truncated: boolean;
@@ -150,19 +154,28 @@ export type WriteOp = 'create' | 'replace' | 'update' | 'delete';
 
 /** A write before its checks: `before` is the locked old row (null on create), `input` the body (absent on delete). */
 export interface BeforeWriteEvent {
+  /** create, update, replace (PUT) or delete */
   op: WriteOp;
+  /** the row's id; absent on create */
   id?: string;
+  /** the values sent (as an earlier hook changed them); absent on delete */
   input?: Record<string, unknown>;
+  /** the row as stored, locked until the transaction ends; null on create */
   before: Row | null;
   /** create: the parents a nested route takes from its path (module code passes them as internal values), e.g. { quoteId } */
   parents?: Row;
 }
 /** A write done: the row's values before (null on create) and after (null on delete). */
 export interface WriteEvent {
+  /** create, update, replace (PUT) or delete */
   op: WriteOp;
+  /** the row's id */
   id: string;
+  /** the values written, as the beforeWrite hooks left them; absent on delete */
   input?: Record<string, unknown>;
+  /** the row before the write; null on create */
   before: Row | null;
+  /** the row as written; null on delete */
   after: Row | null;
 }
 
@@ -197,10 +210,15 @@ export type { Changes };
 export type { ListQuery };
 /** A list page: `page` when asked by page (absent for a cursor), `nextCursor` the cursor of the page after it (null: none). */
 export interface Page {
+  /** the page's rows in the API shape */
   items: Dto[];
+  /** the page number asked for (from 1); absent when asked by cursor */
   page?: number;
+  /** rows per page asked for (default 50) */
   size: number;
+  /** rows matching, on every page */
   total: number;
+  /** the cursor of the next page; null on the last */
   nextCursor: string | null;
 }
 

@@ -29,7 +29,9 @@ export type SslMode = (typeof SSL_MODES)[number];
 
 /** Where to connect: postgres://user@host:port/database (no password in it), the password on its own. */
 export interface ExternalTarget {
+  /** postgres://user@host:port/database, without the password */
   url: string;
+  /** the user's password, if the server asks for one */
   password?: string | null;
   /** disable: plain; require: TLS without checking the certificate; verify-full: TLS with a certificate valid for the host. Default: the URL's sslmode, else require */
   sslMode?: SslMode;
@@ -38,9 +40,11 @@ export interface ExternalTarget {
 export interface ExternalResult {
   /** every value as PostgreSQL's text (or null): the caller knows what it selected */
   rows: Record<string, string | null>[];
+  /** the result's columns in order: name and PostgreSQL type oid */
   columns: { name: string; typeId: number }[];
   /** more rows than maxRows came back: only maxRows are here */
   truncated: boolean;
+  /** how long the statement took, in ms */
   durationMs: number;
 }
 

@@ -3,6 +3,7 @@ export type ExternalDbErrorCode = 'INVALID_TARGET' | 'REFUSED_TARGET' | 'UNREACH
 
 /** `code` is stable; the message says what the server or the policy said. */
 export class ExternalDbError extends Error {
+  /** why: a target the policy refuses, one not reachable, TLS, credentials, a missing database or schema, the time limit, a write, a failed query */
   readonly code: ExternalDbErrorCode;
   constructor(code: ExternalDbErrorCode, message: string, options?: ErrorOptions) {
     super(message, options);

@@ -10,30 +10,39 @@ import { ExternalDbError } from './external-error.ts';
 export type Run = (text: string, values?: unknown[]) => Promise<QueryResult & { fields: { name: string; dataTypeID: number }[] }>;
 
 export interface ExternalColumn {
+  /** the column's name */
   name: string;
   /** the PostgreSQL type (a domain's base type): int4, numeric, text, timestamptz, a user-defined enum's name… */
   type: string;
   /** the type's category (pg_type.typcategory): N numeric, S string, D date/time, B boolean, E enum, U user-defined, A array… */
   category: string;
+  /** it may hold null (no not-null constraint) */
   nullable: boolean;
   /** numeric(p, s): s */
   scale?: number;
   /** an enum's labels, in their order */
   values?: string[];
+  /** the column's comment (COMMENT ON COLUMN), if it has one */
   description?: string;
 }
 
 export interface ExternalTable {
+  /** the table's name in the schema */
   name: string;
+  /** what pg_class says it is (partitions are left out: their parent holds their rows) */
   kind: 'table' | 'view' | 'materialized view' | 'foreign table' | 'partitioned table';
   /** the planner's estimate; null before the table was first analysed */
   rowEstimate: number | null;
+  /** the table's comment (COMMENT ON TABLE), if it has one */
   description?: string;
+  /** the columns the user may select, in table order */
   columns: ExternalColumn[];
 }
 
 export interface ExternalSchema {
+  /** the server's server_version setting ("16.4") */
   serverVersion: string;
+  /** the tables and views the user may select from, by name */
   tables: ExternalTable[];
   /** more tables than maxTables: the first ones by name are here */
   truncated: boolean;
