@@ -86,30 +86,99 @@ async function dropSchemas(url: string, schemas: string[]): Promise<void> {
   }
 }
 
-export async function build(t: Teardown, opts: { config?: Partial<Config>; logger?: Record<string, unknown> } = {}): Promise<TestContext> {
+interface Opened {
+  kernel: Kernel;
+  app: FastifyInstance;
+  /** where the tenants the kernel registers from now on are noted (the current file's) */
+  noteTenantsIn(tenants: Set<string>): void;
+}
+
+async function open(opts: BuildOptions): Promise<Opened> {
   if (onPglite) await preparePgliteSnapshot();
   const kernel = await openKernel(testConfig(opts.config));
   const app = await buildApp(kernel, opts.logger ? { logger: opts.logger } : { logger: false });
   await app.ready();
   // every tenant this kernel registers, however (ctx.tenant, the platform API, provisionTenant), goes at teardown
-  const tenants = new Set<string>();
+  let noted = new Set<string>();
   const register = kernel.tenants.register.bind(kernel.tenants);
   kernel.tenants.register = async (row, run) => {
     const created = await register(row, run);
-    if (created) tenants.add(row.id);
+    if (created) noted.add(row.id);
     return created;
   };
+  return { kernel, app, noteTenantsIn: (tenants) => (noted = tenants) };
+}
+
+/** Drops the tenants a file made: schema, registry row and events. */
+async function dropTenants(kernel: Kernel, tenants: Set<string>): Promise<void> {
+  const registry = kernel.config.registrySchema;
+  for (const id of tenants) {
+    // find, not cached: a test may have made the kernel forget a tenant (or dropped it itself)
+    const tenant = await kernel.tenants.find(id);
+    const conn = kernel.dbs.get(tenant?.connectionKey ?? 'main').em.getConnection();
+    await conn.execute(`drop schema if exists "${tenant?.schema ?? schemaFor(id)}" cascade`);
+    await conn.execute(`delete from "${registry}".tenants where id = ?`, [id]);
+    await conn.execute(`delete from "${registry}".events where tenant_id = ?`, [id]);
+    // a shared kernel goes on serving: it must not find the tenant in its cache
+    kernel.tenants.forget(id);
+  }
+  tenants.clear();
+}
+
+// In a test worker (support/worker/run.ts) the files it runs one after another share
+// one kernel and app, opened by the first build(t) without options: a file pays for
+// its tenants, not for a kernel. A file that changes what a kernel is (config, logger,
+// workers) builds its own; the shared one refuses to start workers or close.
+let sharing = false;
+let shared: Promise<Opened> | undefined;
+const SHARED_REFUSES = new Set(['startWorkers', 'close']);
+
+/** From now on build(t) without options shares one kernel (a test worker; not inherited by child processes). */
+export function shareKernel(): void {
+  sharing = true;
+}
+
+/** Closes the worker's shared kernel (support/worker/run.ts, after its last file). */
+export async function closeSharedKernel(): Promise<void> {
+  const opened = await shared;
+  shared = undefined;
+  if (!opened) return;
+  await opened.app.close();
+  await opened.kernel.close();
+}
+
+function guarded(kernel: Kernel): Kernel {
+  return new Proxy(kernel, {
+    get(target, key, receiver) {
+      if (typeof key === 'string' && SHARED_REFUSES.has(key)) {
+        return () => {
+          throw new Error(`the kernel is shared by the files of this test worker: kernel.${key}() needs build(t, { own: true })`);
+        };
+      }
+      return Reflect.get(target, key, receiver);
+    },
+  });
+}
+
+export interface BuildOptions {
+  config?: Partial<Config>;
+  logger?: Record<string, unknown>;
+  /** a kernel of this file's own, even in a test worker (it starts workers, closes it, or counts what it does) */
+  own?: boolean;
+}
+
+export async function build(t: Teardown, opts: BuildOptions = {}): Promise<TestContext> {
+  const own = !sharing || opts.own || opts.config !== undefined || opts.logger !== undefined;
+  const opened = own ? await open(opts) : await (shared ??= open({}));
+  const { app } = opened;
+  const kernel = own ? opened.kernel : guarded(opened.kernel);
+  const tenants = new Set<string>();
+  opened.noteTenantsIn(tenants);
   t.teardown(async () => {
+    if (!own) return dropTenants(kernel, tenants);
     await app.close();
+    await dropTenants(kernel, tenants);
     const registry = kernel.config.registrySchema;
-    for (const id of tenants) {
-      // find, not cached: a test may have made the kernel forget a tenant (or dropped it itself)
-      const tenant = await kernel.tenants.find(id);
-      const conn = kernel.dbs.get(tenant?.connectionKey ?? 'main').em.getConnection();
-      await conn.execute(`drop schema if exists "${tenant?.schema ?? schemaFor(id)}" cascade`);
-      await conn.execute(`delete from "${registry}".tenants where id = ?`, [id]);
-      await conn.execute(`delete from "${registry}".events where tenant_id = ?`, [id]);
-    }
     // spares a test built (only those of a registry of its own: another file may be taking the shared one's)
     if (registry !== testConfig().registrySchema) await kernel.spares.dropAll();
     await kernel.close();

@@ -7,7 +7,8 @@ import { apiAs, expectProblem, expectStatus } from '../../plugins/core/core-api.
 import { isDate, isDateTime } from '../../../core/http/date-formats.ts';
 import { unstorableErrors } from '../../../core/http/input-guard.ts';
 
-const ctx = await build(t);
+// a kernel and app of its own: it counts the validators the app compiles, which a shared app compiled before
+const ctx = await build(t, { own: true });
 const tenant = await ctx.tenant();
 const api = apiAs(ctx, tenant.adminToken);
 let seq = 0;

@@ -36,7 +36,8 @@ async function setup(t: Test): Promise<Setup> {
     }
     for (const fn of helperTeardowns) await fn();
   });
-  const ctx = await build({ teardown: (fn) => helperTeardowns.push(fn) });
+  // a kernel of its own: it makes and drops the reserved tenant "platform", which a shared kernel would keep cached
+  const ctx = await build({ teardown: (fn) => helperTeardowns.push(fn) }, { own: true });
   operatorEmail = `${uniqueId('operator')}@platform.test`;
   const r = await provisionTenant(ctx.kernel, {
     id: PLATFORM_TENANT,
