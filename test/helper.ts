@@ -147,6 +147,15 @@ export async function closeSharedKernel(): Promise<void> {
   await opened.kernel.close();
 }
 
+/** The shared app listens once: a file asking again gets the address it already listens on. */
+function listensOnce(opened: Opened): Opened {
+  const { app } = opened;
+  const listen = app.listen.bind(app) as (opts: object) => Promise<string>;
+  let address: Promise<string> | undefined;
+  app.listen = ((opts: object) => (address ??= listen(opts))) as typeof app.listen;
+  return opened;
+}
+
 function guarded(kernel: Kernel): Kernel {
   return new Proxy(kernel, {
     get(target, key, receiver) {
@@ -169,7 +178,7 @@ export interface BuildOptions {
 
 export async function build(t: Teardown, opts: BuildOptions = {}): Promise<TestContext> {
   const own = !sharing || opts.own || opts.config !== undefined || opts.logger !== undefined;
-  const opened = own ? await open(opts) : await (shared ??= open({}));
+  const opened = own ? await open(opts) : await (shared ??= open({}).then(listensOnce));
   const { app } = opened;
   const kernel = own ? opened.kernel : guarded(opened.kernel);
   const tenants = new Set<string>();

@@ -132,7 +132,7 @@ export class Dispatcher {
         this.#idle.delete(done);
         resolve();
       };
-      const timer = setTimeout(done, ms);
+      const timer = setTimeout(done, Math.max(0, ms));
       this.#wake.push(done);
       if (idle) this.#idle.add(done);
     });

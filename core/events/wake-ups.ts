@@ -81,7 +81,8 @@ export class WakeUps {
     if (db.timer && db.at <= at) return;
     clearTimeout(db.timer);
     db.at = at;
-    db.timer = setTimeout(() => void this.#scan(key), at - Date.now());
+    // never negative: a clock tick between the two Date.now() calls made it -1 (Node warns on stderr)
+    db.timer = setTimeout(() => void this.#scan(key), Math.max(0, at - Date.now()));
     db.timer.unref();
   }
 

@@ -3,7 +3,7 @@
 // other has taken (a marker file made with O_EXCL), so the workers finish
 // together however long each file takes. The slowest files of the last run go
 // first, so none starts last and runs on alone.
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 
@@ -32,7 +32,10 @@ export function noteTime(file: string, ms: number): void {
   const times = lastTimes();
   times[file] = Math.round(ms);
   mkdirSync(join(TIMES, '..'), { recursive: true });
-  writeFileSync(TIMES, JSON.stringify(times, null, 1));
+  // whole or not at all: the workers of two runs at once (PostgreSQL and PGlite) write it too
+  const partial = `${TIMES}.${process.pid}`;
+  writeFileSync(partial, JSON.stringify(times, null, 1));
+  renameSync(partial, TIMES);
 }
 
 export interface Queue {
