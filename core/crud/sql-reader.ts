@@ -13,12 +13,19 @@ import { afterCursor, decodeCursor, encodeCursor, keyColumns, type OrderKey } fr
 import { columnOf, type Fragment } from '../data/scope.ts';
 import { tableOf } from '../data/table.ts';
 
+/** A list's query, as a generated list route takes it (docs/api.md, "The API in brief"). */
 export interface ListQuery {
+  /** the page, counting from 1; not with `cursor` */
   page?: number;
+  /** rows per page, 1..1000 */
   size?: number;
+  /** comma-separated fields, `-` for descending (`name,-createdAt`); without it the entity's `defaultSort` */
   sort?: string;
+  /** text matched against the entity's fields marked `"search": true` */
   search?: string;
+  /** a page's `nextCursor`: the rows after it, in the same sort and filters */
   cursor?: string;
+  /** filters on the manifest's filterable fields: `<field>` or `<field>[<op>]` (`price[gte]`) to a value */
   [filter: string]: unknown;
 }
 
