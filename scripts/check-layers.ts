@@ -252,8 +252,8 @@ export function cycles(edges: Edge[]): string[][] {
 export function testLayoutProblems(root = ROOT): { message: string }[] {
   const tests = join(root, 'test/core');
   return readdirSync(tests, { withFileTypes: true }).flatMap((entry) => {
-    const source = entry.isDirectory() ? `core/${entry.name}` : `core/${entry.name.replace(/\.test\.ts$/, '.ts')}`;
     if (!entry.isDirectory() && !entry.name.endsWith('.test.ts')) return [];
+    const source = entry.isDirectory() ? `core/${entry.name}` : `core/${entry.name.replace(/\.test\.ts$/, '.ts')}`;
     return existsSync(join(root, source)) ? [] : [{ message: `test/core/${entry.name} names no ${source}: test/core mirrors core/ (move it beside the tests of what it tests)` }];
   });
 }

@@ -6,7 +6,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { pgliteSnapshotFile, preparePgliteSnapshot as prepareSnapshot } from './support/pglite-snapshot.ts';
 import { join } from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { loadConfig, type Config } from '../core/config.ts';
@@ -16,6 +15,7 @@ import { provisionTenant } from '../core/tenancy/provision.ts';
 import { hashPassword } from '../core/auth/passwords.ts';
 import { schemaFor } from '../core/tenancy/registry.ts';
 import pg from '../core/db/pg.ts';
+import { pgliteSnapshotFile, preparePgliteSnapshot as prepareSnapshot } from './support/pglite-snapshot.ts';
 
 export const onPglite = process.env.TEST_DB === 'pglite';
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

@@ -6,12 +6,13 @@
 // Made once per machine and source: the file name holds a digest of the PGlite
 // and pg-boss versions and of every manifest and kernel file.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../../core/config.ts';
+import { writeWhole } from './write-whole.ts';
 
 /**
  * spare tenant schemas in the snapshot: most test files make one to three tenants, and
@@ -96,10 +97,7 @@ async function makeSnapshot(file: string, config: (overrides: Partial<Config>) =
     // uncompressed: loading skips the gunzip, and /tmp holds it easily
     const dump = Buffer.from(await (await pg.dumpDataDir('none')).arrayBuffer());
     await pg.close();
-    // written whole, then renamed: a file never sees half of it
-    const partial = `${file}.${process.pid}`;
-    writeFileSync(partial, dump);
-    renameSync(partial, file);
+    writeWhole(file, dump);
     dropStaleSnapshots(file);
   } finally {
     rmSync(dataDir, { recursive: true, force: true });

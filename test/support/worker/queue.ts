@@ -3,9 +3,10 @@
 // other has taken (a marker file made with O_EXCL), so the workers finish
 // together however long each file takes. The slowest files of the last run go
 // first, so none starts last and runs on alone.
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { writeWhole } from '../write-whole.ts';
 
 const ROOT = join(import.meta.dirname, '../../..');
 const TIMES = join(ROOT, 'node_modules/.cache/plinth-test-times.json');
@@ -32,10 +33,8 @@ export function noteTime(file: string, ms: number): void {
   const times = lastTimes();
   times[file] = Math.round(ms);
   mkdirSync(join(TIMES, '..'), { recursive: true });
-  // whole or not at all: the workers of two runs at once (PostgreSQL and PGlite) write it too
-  const partial = `${TIMES}.${process.pid}`;
-  writeFileSync(partial, JSON.stringify(times, null, 1));
-  renameSync(partial, TIMES);
+  // the workers of two runs at once (PostgreSQL and PGlite) write it too
+  writeWhole(TIMES, JSON.stringify(times, null, 1));
 }
 
 export interface Queue {
@@ -49,11 +48,11 @@ export function runQueue(): Queue {
   mkdirSync(dir, { recursive: true });
   dropOldQueues(dir);
   const times = lastTimes();
-  // unknown files first (new ones may be slow), then the slowest
   // TEST_FILES=a,b: only the files whose path holds one of these (a failure seen only in a worker, run again)
   const only = process.env.TEST_FILES?.split(',').filter(Boolean);
   const files = testFiles()
     .filter((file) => !only || only.some((part) => file.includes(part)))
+    // unknown files first (new ones may be slow), then the slowest
     .sort((a, b) => (times[b] ?? Infinity) - (times[a] ?? Infinity) || a.localeCompare(b));
   let next = 0;
   return {
