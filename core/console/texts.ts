@@ -1,9 +1,12 @@
 // The console's own strings: keys of the "console" namespace with their
-// built-in English in texts.en.json (a tenant's Translation rows override them,
-// GET /api/translations/catalog), and filling a text's placeholders.
+// built-in English in texts.en.json and problem-texts.en.json (the sentences
+// for the API's problems, problem-texts.ts); a tenant's Translation rows
+// override them (GET /api/translations/catalog). And filling a text's placeholders.
 import { readFileSync } from 'node:fs';
 
-export const CONSOLE_TEXTS: Record<string, string> = JSON.parse(readFileSync(new URL('./texts.en.json', import.meta.url), 'utf8'));
+const read = (file: string): Record<string, string> => JSON.parse(readFileSync(new URL(file, import.meta.url), 'utf8'));
+
+export const CONSOLE_TEXTS: Record<string, string> = { ...read('./texts.en.json'), ...read('./problem-texts.en.json') };
 
 /** A text with its placeholders filled in. */
 export type Say = (key: string, values?: Record<string, unknown>) => string;
