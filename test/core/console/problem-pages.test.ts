@@ -92,6 +92,9 @@ t.test('a stale edit and a missing row', async (t) => {
   clean(t, [staleAlert.title, missingAlert.title]);
 });
 
+/** The page's alert, as a screen reader announces it. */
+const alertOf = (html: string) => /<div class="alert" role="alert"[^>]*>([\s\S]*?)<\/div>/.exec(html)?.[1] ?? '';
+
 const todo = 'until entity-pages.ts, list.hbs and form.hbs use problem-texts.ts';
 
 t.test('the console pages show the sentences', { todo }, async (t) => {
@@ -102,8 +105,10 @@ t.test('the console pages show the sentences', { todo }, async (t) => {
   t.equal(res.statusCode, 400);
   t.match(res.body, new RegExp(`id="field-sku-error"[^>]*>${label('sku')} can have at most 64 characters\\.`));
   t.notMatch(res.body, /must be|characters long/);
+  t.match(alertOf(res.body), CONSOLE_TEXTS['problem.VALIDATION_FAILED'], 'the alert says what went wrong');
   const missing = await s.get('/catalog/products/00000000-0000-4000-8000-000000000000');
   t.equal(missing.statusCode, 404);
-  t.match(missing.body, CONSOLE_TEXTS['problem.NOT_FOUND']);
-  t.notMatch(missing.body, /does not exist|\/api\//);
+  const shown = alertOf(missing.body);
+  t.match(shown, CONSOLE_TEXTS['problem.NOT_FOUND']);
+  t.notMatch(shown, /0000-4000|\/api\/|>Not found</, "not the API's title or detail");
 });
