@@ -88,7 +88,7 @@ registerReportType({
   title: 'Client activity',
   description:
     "Per API-key client the owner can see (created before the range's end): presence and last use as of the run, the jobs queued in the range by their state now, the jobs completed and failed for good (dead) in the range, and the average time a completed job ran (its last lease to done, over the latest 5000); jobs queued for any client and not taken yet under unassigned",
-  parameters: Type.Object({ clientId: Type.Optional(Type.String({ format: 'uuid', description: 'only this client' })) }, { additionalProperties: false }),
+  parameters: Type.Object({ clientId: Type.Optional(Type.String({ format: 'uuid', description: 'only this client', 'x-entity': 'AiClient' })) }, { additionalProperties: false }),
   run: computeActivity,
   figures(r) {
     const items = (r.clients ?? []) as ClientActivity[];

@@ -53,7 +53,8 @@ export function parameterProblems(type: ReportType, parameters: unknown): { path
 const CATEGORIES = ['backlog', 'todo', 'in_progress', 'done', 'cancelled'] as const;
 const PRIORITIES = ['low', 'normal', 'high', 'critical'] as const;
 const OPEN = { category: { $nin: ['done', 'cancelled'] } };
-const ProjectParam = Type.Optional(Type.String({ format: 'uuid', description: 'only the tasks of this project' }));
+// x-entity: the console offers the projects the user may read (core/console/schema-form.ts)
+const ProjectParam = Type.Optional(Type.String({ format: 'uuid', description: 'only the tasks of this project', 'x-entity': 'Project' }));
 const inProject = (p: Record<string, unknown>) => (typeof p.projectId === 'string' ? { projectId: p.projectId } : {});
 const counted = (v: unknown) => Number(v ?? 0);
 
