@@ -12,7 +12,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import t from 'tap';
 import handlebars from 'handlebars';
-import { build, type TestContext } from '../../helper.ts';
+import { build, PASSWORD, type TestContext } from '../../helper.ts';
+import { ConsoleSession } from '../../support/console-session.ts';
 import { apiAs, expectStatus, type Api } from '../core/core-api.ts';
 import { defaultsOf, fieldInput, foldForm, formOf, formSchemas } from '../../../core/console/form-fields.ts';
 import { bodyOf, type FieldError, type FormData, type MetaEntity, type MetaField, type Row } from '../../../core/console/fields.ts';
@@ -196,4 +197,28 @@ t.test("another tenant's projects are never offered", async (t) => {
   const html = await drawForm(page, entity, 'create', defaultsOf(entity));
   t.notMatch(html, /Reporting/);
   t.match(html, /name="parameters:overdue-tasks\.projectId"/, 'the picker is there, empty');
+});
+
+// Once the generic pages call formSchemas and foldForm and GET /api/meta passes the hints, the same
+// through the console's own pages, as a browser posts the form.
+t.test('through the console pages', async (t) => {
+  const s = new ConsoleSession(ctx.app);
+  t.equal((await s.login(tenant.id, user.email, PASSWORD)).statusCode, 303);
+  const page = await s.get('/ai/reports/new?type=overdue-tasks');
+  t.equal(page.statusCode, 200);
+  if (!page.body.includes('name="parameters:overdue-tasks.limit"')) return void t.pass('the generated form', { skip: 'the entity pages do not draw schema-backed fields yet' });
+  const form = choose(sent(page.body), {
+    name: 'Through the pages',
+    'parameters:overdue-tasks.projectId': project.id,
+    'parameters:overdue-tasks.limit': '7',
+    'schedule:preset': 'daily',
+    'schedule:time': '06:00',
+  });
+  const { _csrf: _, ...fields } = form;
+  const created = await s.post('/ai/reports', fields as Record<string, string | string[]>);
+  t.equal(created.statusCode, 303, created.statusCode === 303 ? 'created' : created.body.slice(0, 2000));
+  const id = /\/ai\/reports\/([^/?]+)/.exec(String(created.headers.location))?.[1];
+  const row = expectStatus(await api('GET', `/api/ai/reports/${id}`), 200, 'read back') as Row;
+  t.same(row.parameters, { projectId: project.id, limit: 7 });
+  t.equal(row.schedule, '0 6 * * *');
 });
