@@ -210,9 +210,10 @@ export interface FieldSchema {
 /**
  * The schemas of an entity's schema-backed JSON fields (meta's `schema` or
  * `schemaFrom`), read as the user, with the options of their references: for
- * fieldInput's `schemas`. Values: the form's, so a chosen `match` narrows them to one.
+ * fieldInput's `schemas`. Values: the form's, so a chosen `match` narrows them to one;
+ * `withChoices: false` skips reading the references' rows (parsing a form needs none).
  */
-export async function formSchemas(page: Page, entity: MetaEntity, values: FormData): Promise<Map<string, FieldSchema>> {
+export async function formSchemas(page: Page, entity: MetaEntity, values: FormData, { withChoices = true } = {}): Promise<Map<string, FieldSchema>> {
   const found = new Map<string, FieldSchema>();
   for (const f of entity.fields as HintedField[]) {
     if (f.type !== 'json' || f.readOnly) continue;
@@ -236,7 +237,7 @@ export async function formSchemas(page: Page, entity: MetaEntity, values: FormDa
         }));
     }
     if (!variants.length) continue;
-    found.set(f.name, { matchLabel, variants: await Promise.all(variants.map(async (v) => ({ ...v, choices: await choicesOf(page, v, values) }))) });
+    found.set(f.name, { matchLabel, variants: await Promise.all(variants.map(async (v) => ({ ...v, choices: withChoices ? await choicesOf(page, v, values) : {} }))) });
   }
   return found;
 }
@@ -273,7 +274,8 @@ export async function foldForm(page: Page, entity: MetaEntity, form: FormData, s
     if ('error' in cron) errors.push({ path: `/${f.name}`, message: say(cron.error) });
     else out[f.name] = cron.cron;
   }
-  const schemas = await formSchemas(page, entity, form);
+  // parsing needs the schemas, not the rows a select offers
+  const schemas = await formSchemas(page, entity, form, { withChoices: false });
   for (const [name, schema] of schemas) {
     // all variants shown and none chosen: nothing to send (the API asks for the match field)
     if (schema.variants.length !== 1 || !Object.keys(form).some((n) => n.startsWith(`${schema.variants[0].prefix}.`))) continue;

@@ -207,8 +207,10 @@ t.test('through the console pages', async (t) => {
   const page = await s.get('/ai/reports/new?type=overdue-tasks');
   t.equal(page.statusCode, 200);
   if (!page.body.includes('name="parameters:overdue-tasks.limit"')) return void t.pass('the generated form', { skip: 'the entity pages do not draw schema-backed fields yet' });
-  const form = choose(sent(page.body), {
+  const drawn = /<form method="post" action="\/ai\/reports"[\s\S]*?<\/form>/.exec(page.body)?.[0] ?? '';
+  const form = choose(sent(drawn), {
     name: 'Through the pages',
+    type: 'overdue-tasks',
     'parameters:overdue-tasks.projectId': project.id,
     'parameters:overdue-tasks.limit': '7',
     'schedule:preset': 'daily',
@@ -216,9 +218,19 @@ t.test('through the console pages', async (t) => {
   });
   const { _csrf: _, ...fields } = form;
   const created = await s.post('/ai/reports', fields as Record<string, string | string[]>);
-  t.equal(created.statusCode, 303, created.statusCode === 303 ? 'created' : created.body.slice(0, 2000));
+  t.equal(created.statusCode, 303, created.statusCode === 303 ? 'created' : (created.body.match(/<(div class="alert"|p class="error")[\s\S]{0,400}/g) ?? []).join(' | '));
   const id = /\/ai\/reports\/([^/?]+)/.exec(String(created.headers.location))?.[1];
   const row = expectStatus(await api('GET', `/api/ai/reports/${id}`), 200, 'read back') as Row;
   t.same(row.parameters, { projectId: project.id, limit: 7 });
   t.equal(row.schedule, '0 6 * * *');
+
+  const edit = await s.get(`/ai/reports/${id}/edit`);
+  const editForm = /<form method="post" action="\/ai\/reports\/[^"]+"[\s\S]*?<\/form>/.exec(edit.body)?.[0] ?? '';
+  t.match(editForm, /<option value="daily" selected>/, 'the edit form shows the stored schedule');
+  t.match(editForm, /name="parameters:overdue-tasks\.limit" value="7"/, '…and parameters');
+  const { _csrf: __, ...kept } = choose(sent(editForm), { 'parameters:overdue-tasks.limit': '9' });
+  t.equal((await s.post(`/ai/reports/${id}`, kept as Record<string, string | string[]>)).statusCode, 303);
+  const saved = expectStatus(await api('GET', `/api/ai/reports/${id}`), 200, 'read back') as Row;
+  t.same(saved.parameters, { projectId: project.id, limit: 9 }, 'one parameter changed, the others kept');
+  t.equal(saved.schedule, '0 6 * * *');
 });
