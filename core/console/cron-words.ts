@@ -1,8 +1,12 @@
 // A schedule's cron expression in words, and the presets a form picks it from:
 // none (on demand), daily, weekly or monthly at a time, or a cron of one's own.
 // Only the presets' own patterns are read; any other cron shows as written,
-// since a cron parser of our own would say some of them wrong.
-import type { Say } from './texts.ts';
+// since a cron parser of our own would say some of them wrong. It imports
+// nothing, so a lower layer (and through core/plugin-api.ts a module's pages)
+// could have it too.
+
+/** A text by key with its placeholders filled in (texts.ts's Say, or a module page's api.text). */
+type Say = (key: string, values?: Record<string, string | number>) => string;
 
 export type Preset = 'none' | 'daily' | 'weekly' | 'monthly' | 'custom';
 export const PRESETS: readonly Preset[] = ['none', 'daily', 'weekly', 'monthly', 'custom'];
