@@ -128,6 +128,9 @@ export async function openKernel(config: Config): Promise<Kernel> {
   const models = new Map(buildEntityModels(manifests).map((m) => [m.name, m]));
   const versions = moduleVersions(manifests);
   const digest = schemaDigest(versions);
+  // what the modules declare is checked before anything opens: a bad plugin leaves no connection behind
+  const authenticators = authenticatorsOf(modules);
+  const hooks = hooksByEntity(modules, models);
   const dbs = new Databases(
     config,
     [...models.values()].map((m) => m.ormEntity),
@@ -211,8 +214,8 @@ export async function openKernel(config: Config): Promise<Kernel> {
     },
   } as Kernel;
   kernel.migrations = new BackgroundMigration(kernel);
-  kernel.authenticators = authenticatorsOf(modules);
-  kernel.hooks = hooksByEntity(modules, models);
+  kernel.authenticators = authenticators;
+  kernel.hooks = hooks;
   kernel.abilities = new AbilityFactory(kernel.permissions, new RoleDirectory(kernel, { tenants: config.tenantCacheSize }), { tenants: config.tenantCacheSize });
   kernel.memberships = new Memberships(kernel, { tenants: config.tenantCacheSize });
   const unsubscribe = roleChanges.subscribe((tenantId) => {

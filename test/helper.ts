@@ -140,7 +140,8 @@ export function shareKernel(): void {
 
 /** Closes the worker's shared kernel (support/worker/run.ts, after its last file). */
 export async function closeSharedKernel(): Promise<void> {
-  const opened = await shared;
+  // a kernel that failed to open failed every file that shared it already
+  const opened = await shared?.catch(() => undefined);
   shared = undefined;
   if (!opened) return;
   await opened.app.close();

@@ -11,13 +11,15 @@ import type { PluginModule } from './plugin-module.ts';
 import { validationError } from './module-context.ts';
 
 const CONSOLE_NAMESPACE = 'console';
-const CONSOLE_TEXTS: Record<string, string> = JSON.parse(readFileSync(new URL('../console/texts.en.json', import.meta.url), 'utf8'));
+// read here, not imported: the console is a layer above (console/texts.ts merges the same files)
+const consoleFile = (name: string): Record<string, string> => JSON.parse(readFileSync(new URL(`../console/${name}`, import.meta.url), 'utf8'));
+const CONSOLE_TEXTS: Record<string, string> = { ...consoleFile('texts.en.json'), ...consoleFile('problem-texts.en.json') };
 
 export type Texts = Map<string, Map<string, string>>;
 
 /** What a loaded module gives the texts: its manifest's labels, its pages' titles and its texts file. */
 export interface TextSource {
-  manifest: Pick<Manifest, 'id' | 'menu' | 'entities'>;
+  manifest: Pick<Manifest, 'id' | 'menu' | 'entities' | 'routes'>;
   plugin?: Pick<PluginModule, 'pages' | 'texts'>;
 }
 
@@ -29,8 +31,14 @@ export function builtInTexts(modules: readonly TextSource[]): Texts {
     for (const e of m.menu ?? []) own.set(menuKey(e.path), e.label);
     for (const e of m.entities ?? []) {
       if (e.label) own.set(entityKey(e.name), e.label);
-      for (const [name, f] of Object.entries(e.fields)) if (f.label && !f.internal) own.set(fieldKey(e.name, name), f.label);
+      for (const [name, f] of Object.entries(e.fields)) {
+        if (f.label && !f.internal) own.set(fieldKey(e.name, name), f.label);
+        if (f.group && !f.internal) own.set(groupKey(e.name, f.group), f.group);
+        if (!f.internal) for (const value of f.values ?? []) own.set(valueKey(e.name, name, value), f.valueLabels?.[value] ?? value);
+      }
+      for (const r of e.related ?? []) if (r.label) own.set(relatedKey(e.name, r.entity, r.field), r.label);
     }
+    for (const r of m.routes ?? []) if (!('entity' in r) && r.label) own.set(actionKey(r.handler), r.label);
     for (const [path, page] of Object.entries(plugin?.pages ?? {})) if (page.title) own.set(pageKey(path), page.title);
     if (plugin?.texts) for (const [key, text] of moduleTexts(m.id, plugin.texts)) own.set(key, text);
     texts.set(m.id, own);
@@ -38,7 +46,7 @@ export function builtInTexts(modules: readonly TextSource[]): Texts {
   return texts;
 }
 
-const MANIFEST_KEY = /^(menu|entity|field|page)\./;
+const MANIFEST_KEY = /^(menu|entity|field|page|group|related|action|enum)\./;
 
 /** A module's texts file: a JSON object of key → English text, its keys none of the manifest's. */
 function moduleTexts(module: string, file: URL): [string, string][] {
@@ -53,7 +61,7 @@ function moduleTexts(module: string, file: URL): [string, string][] {
   const entries = Object.entries(parsed as Record<string, unknown>);
   for (const [key, text] of entries) {
     if (typeof text !== 'string' || !text) throw new Error(`${where}: "${key}" must be a non-empty string`);
-    if (MANIFEST_KEY.test(key)) throw new Error(`${where}: "${key}" starts like the keys the manifest's labels get (menu., entity., field., page.)`);
+    if (MANIFEST_KEY.test(key)) throw new Error(`${where}: "${key}" starts like the keys the manifest's labels get (menu., entity., field., page., group., related., action., enum.)`);
   }
   return entries as [string, string][];
 }
@@ -63,6 +71,20 @@ export const menuKey = (path: string) => `menu${path.replaceAll('/', '.')}`;
 export const pageKey = (path: string) => `page${path.replaceAll('/', '.')}`;
 export const entityKey = (entity: string) => `entity.${entity}`;
 export const fieldKey = (entity: string, field: string) => `field.${entity}.${field}`;
+/** a field group's heading on an entity's record page and form */
+export const groupKey = (entity: string, group: string) => `group.${entity}.${slug(group)}`;
+/** A label as a key's segment: "Contact details" → contact-details (a Translation key takes no spaces). */
+const slug = (label: string) =>
+  label
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '') || 'group';
+/** a related list's heading on an entity's record page (the manifest's "related" label) */
+export const relatedKey = (entity: string, other: string, field?: string) => `related.${entity}.${other}${field ? `.${field}` : ''}`;
+/** how an enum field's value reads */
+export const valueKey = (entity: string, field: string, value: string) => `enum.${entity}.${field}.${value}`;
+/** a custom route's button (its "label") */
+export const actionKey = (handler: string) => `action.${handler}`;
 
 /**
  * The kernel's rule on every Translation write: a row names a namespace and one

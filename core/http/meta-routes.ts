@@ -12,12 +12,10 @@ import { ADMIN_ROLE } from '../access/role-directory.ts';
 import { FieldTypes } from '../manifest/format.ts';
 import { success } from './headers.ts';
 import type { InterfaceTexts } from './interface-texts.ts';
-import { entityKey, fieldKey, menuKey } from '../context/built-in-texts.ts';
+import { entityKey, fieldKey, groupKey, menuKey, valueKey } from '../context/built-in-texts.ts';
 import { opensFor } from '../context/menu-access.ts';
 import { languagePreference } from '../i18n.ts';
-
-/** A label in the caller's language: the tenant's text for its key, else the manifest's. */
-type Label = (module: string, key: string, fallback: string) => string;
+import { describeRecord, MetaRecordMembers, planRecords, type Label, type RecordPlan } from './meta-record.ts';
 
 const Str = (description: string) => Type.String({ description });
 
@@ -38,6 +36,16 @@ const MetaField = Type.Object(
     entity: Type.Optional(Str('ref: the referenced entity')),
     maxLength: Type.Optional(Type.Integer()),
     default: Type.Optional(Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()], { description: "the value a create that omits the field stores (a form's starting value)" })),
+    group: Type.Optional(Str('the section of the record page and form it is shown in, translated')),
+    valueLabels: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'enum: how each value reads, translated' })),
+    schema: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'json: the JSON Schema the value meets (a form is made of it)' })),
+    schemaFrom: Type.Optional(
+      Type.Object(
+        { path: Type.String(), match: Type.String(), key: Type.Optional(Type.String()) },
+        { additionalProperties: false, description: "json: the value's schema is in the item of this list route whose key equals the row's `match` field" },
+      ),
+    ),
+    currency: Type.Optional(Str('integer/decimal: an amount of money whose ISO 4217 code is in this field (of the row; "quoteId.currency": of the row a ref points at)')),
   },
   { additionalProperties: false },
 );
@@ -53,6 +61,7 @@ const MetaEntity = Type.Object(
     listColumns: Type.Array(Type.String(), { description: 'columns of the list page (readable ones only)' }),
     defaultSort: Type.String(),
     fields: Type.Array(MetaField, { description: 'the fields the caller may read (on some rows at least), in manifest order' }),
+    ...MetaRecordMembers,
   },
   { additionalProperties: false },
 );
@@ -96,6 +105,8 @@ const WIDGETS: Record<string, string> = {
   ref: 'reference',
 };
 
+const isPlainSchema = (schema: unknown): schema is Record<string, unknown> => typeof schema === 'object' && schema !== null && !('$ref' in schema) && !JSON.stringify(schema).includes('"$ref"');
+
 function describeField(model: EntityModel, f: FieldModel, label: Label) {
   return {
     name: f.name,
@@ -113,10 +124,16 @@ function describeField(model: EntityModel, f: FieldModel, label: Label) {
     ...(f.entity ? { entity: f.entity } : {}),
     ...(f.maxLength ? { maxLength: f.maxLength } : {}),
     ...(f.default !== undefined ? { default: f.default } : {}),
+    ...(f.group ? { group: label(model.module, groupKey(model.name, f.group), f.group) } : {}),
+    ...(f.values ? { valueLabels: Object.fromEntries(f.values.map((v) => [v, label(model.module, valueKey(model.name, f.name, v), f.valueLabels?.[v] ?? v)])) } : {}),
+    // a named schema ($ref) stays out: a form of it would need the manifest's schemas too
+    ...(f.type === 'json' && !f.schemaFrom && isPlainSchema(f.schema) ? { schema: f.schema } : {}),
+    ...(f.schemaFrom ? { schemaFrom: f.schemaFrom } : {}),
+    ...(f.currency ? { currency: f.currency } : {}),
   };
 }
 
-function describeEntity(model: EntityModel, ability: Ability, path: string | null, label: Label) {
+function describeEntity(model: EntityModel, ability: Ability, isAdmin: boolean, path: string | null, plan: RecordPlan | undefined, label: Label) {
   // a field rule (a grant's `fields`) may hide a field from this caller altogether
   const fields = model.fields.filter((f) => f.secret || accessFilter(ability, 'read', model.name, f.name) !== null);
   const readable = new Set(fields.filter((f) => !f.secret).map((f) => f.name));
@@ -130,6 +147,7 @@ function describeEntity(model: EntityModel, ability: Ability, path: string | nul
     listColumns: (model.definition.listColumns ?? []).filter((c) => readable.has(c)),
     defaultSort: model.defaultSort,
     fields: fields.map((f) => describeField(model, f, label)),
+    ...describeRecord(model, plan, ability, isAdmin, label),
   };
 }
 
@@ -137,6 +155,7 @@ export function registerMetaRoutes(app: FastifyInstance, kernel: Kernel, texts: 
   app.addSchema(Meta);
   const paths = new Map<string, string>();
   for (const m of kernel.modules) for (const r of m.manifest.routes ?? []) if ('entity' in r && !paths.has(r.entity)) paths.set(r.entity, r.path);
+  const plans = planRecords(kernel);
 
   app.get(
     '/api/meta',
@@ -164,7 +183,7 @@ export function registerMetaRoutes(app: FastifyInstance, kernel: Kernel, texts: 
       const label: Label = (module, key, fallback) => catalog[module]?.[key] ?? fallback;
       return {
         modules: kernel.modules.map(({ manifest: m }) => ({ id: m.id, name: m.name, version: m.version, description: m.description ?? null })),
-        entities: models.map((m) => describeEntity(m, ability, paths.get(m.name) ?? null, label)),
+        entities: models.map((m) => describeEntity(m, ability, isAdmin, paths.get(m.name) ?? null, plans.get(m.name), label)),
         menu: kernel.services.menu.filter((e) => opensFor(e, { isAdmin, codes })).map((e) => ({ ...e, label: label(e.module, menuKey(e.path), e.label) })),
       };
     },

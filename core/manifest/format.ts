@@ -41,6 +41,17 @@ export const FieldSchema = Type.Object(
       }),
     ),
     values: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, uniqueItems: true, description: 'enum: allowed values' })),
+    valueLabels: Type.Optional(Type.Record(Type.String(), Type.String({ minLength: 1 }), { description: 'enum: how each value reads on pages (translatable); a value without one reads as itself' })),
+    schemaFrom: Type.Optional(
+      Type.Object(
+        {
+          path: Type.String({ pattern: '^/api/', description: 'a GET route answering { items }' }),
+          match: Type.String({ pattern: '^[a-z][A-Za-z0-9]{0,40}$', description: "the field of the row naming the item (a report's type)" }),
+          key: Type.Optional(Type.String({ description: 'the item member it is matched with (default "name")' })),
+        },
+        { additionalProperties: false, description: "console hint, json: the form of the value is the JSON Schema under this field's name in the matching item (a report's parameters, by its type)" },
+      ),
+    ),
     entity: Type.Optional(Type.String({ description: 'ref: the referenced entity name' })),
     onDelete: Type.Optional(
       Type.Union([Type.Literal('restrict'), Type.Literal('cascade'), Type.Literal('setNull')], { description: 'ref: what deleting the referenced row does (default restrict: 409)' }),
@@ -56,12 +67,16 @@ export const FieldSchema = Type.Object(
       Type.Boolean({ description: 'string/text: write-only (never in a response), encrypted at rest with the configured SECRET_KEY (AES-256-GCM); a PUT may omit it to keep the stored value' }),
     ),
     readOnly: Type.Optional(Type.Boolean({ description: 'in responses, never accepted in a request body (set by the module or its default)' })),
+    related: Type.Optional(Type.Boolean({ description: "console hint, ref: false: the rows are not listed on the referenced record's page (a user's notifications on the user's page)" })),
+    group: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 60, description: 'console hint: the section of the record page and form the field is shown in (a heading, translatable); fields without one come first' }),
+    ),
     widget: Type.Optional(
       Type.Union(
-        ['text', 'textarea', 'markdown', 'number', 'decimal', 'checkbox', 'date', 'datetime', 'select', 'reference', 'password', 'color', 'key-value', 'json'].map((w) => Type.Literal(w)),
+        ['text', 'textarea', 'markdown', 'number', 'decimal', 'checkbox', 'date', 'datetime', 'select', 'reference', 'password', 'color', 'key-value', 'json', 'cron'].map((w) => Type.Literal(w)),
         {
           description:
-            "console hint: the form's input; default by type. textarea/markdown: several lines for a string; key-value: rows of keys and values for a json object of scalars; password: a masked input",
+            "console hint: the form's input; default by type. textarea/markdown: several lines for a string; key-value: rows of keys and values for a json object of scalars; password: a masked input; cron: a schedule picked from presets (daily, weekly, monthly) for a cron string",
         },
       ),
     ),
@@ -128,6 +143,36 @@ export const EntitySchema = Type.Object(
       }),
     ),
     transitions: Type.Optional(TransitionsSchema),
+    titleField: Type.Optional(
+      Name(
+        '^[a-z][A-Za-z0-9]{0,40}$',
+        'console hint: the field naming a row in headings and references (default: name, title, label, subject, number, code, sku, key or email, else the first list column)',
+      ),
+    ),
+    statusField: Type.Optional(
+      Type.String({
+        pattern: '^[a-z][A-Za-z0-9]{0,40}$',
+        description: "console hint: the enum field shown as a badge in the record page's header (default: the transitions' field, else an enum named status or stage)",
+      }),
+    ),
+    summaryFields: Type.Optional(Type.Array(FieldName, { maxItems: 4, description: "console hint: two to four key facts in the record page's header" })),
+    related: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            entity: EntityName,
+            field: Type.Optional(FieldName),
+            label: Type.Optional(Type.String({ minLength: 1, description: "the section heading (translatable); default: the entity's label" })),
+            hidden: Type.Optional(Type.Boolean({ description: 'not shown on the record page' })),
+          },
+          { additionalProperties: false },
+        ),
+        {
+          description:
+            'console hint: the record page\'s related lists (every entity with a listable ref to this one), in this order first, renamed or hidden; "field" picks one ref when the entity has several',
+        },
+      ),
+    ),
     listDefaults: Type.Optional(
       Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]), {
         description:
@@ -219,6 +264,26 @@ export const CustomRouteSchema = Type.Object(
     summary: Type.String(),
     access: Type.Object({ action: Type.String(), subject: Type.String() }, { additionalProperties: false }),
     admin: Type.Optional(Type.Boolean()),
+    label: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 60,
+        description: 'console: the button of an action on a row (POST|PUT <collection>/:id/<verb>) or on a list (POST <collection>/<verb>); default: the verb. Translatable',
+      }),
+    ),
+    confirm: Type.Optional(Type.Boolean({ description: 'console: the action asks for a confirmation first (it cannot be undone, or takes something away)' })),
+    reveals: Type.Optional(
+      Type.String({
+        pattern: '^[a-z][A-Za-z0-9]{0,40}$',
+        description: "console: a field of the action's answer shown once, with a copy button and a warning that it will not be shown again (a new API key)",
+      }),
+    ),
+    when: Type.Optional(
+      Type.Record(Type.String({ pattern: '^[a-z][A-Za-z0-9]{0,40}$' }), Type.Array(Type.Union([Type.String(), Type.Boolean(), Type.Null()]), { minItems: 1 }), {
+        description: 'console: the row action is offered only on rows whose fields hold one of these values ({ "status": ["new", "qualified"] }); the route still decides',
+      }),
+    ),
+    hidden: Type.Optional(Type.Boolean({ description: 'console: not offered as an action (an action a page of the module offers itself)' })),
     auth: Type.Optional(
       Type.String({ pattern: '^[a-z][a-z0-9-]*$', description: 'an authenticator a plugin exports (e.g. API-key clients): the route accepts its credentials only, not user tokens' }),
     ),

@@ -146,6 +146,27 @@ function checkEntity(m: Manifest, entity: ManifestEntity, file: string, at: stri
     }
   }
   checkListOptions(entity, file, at);
+  checkRecordHints(entity, file, at);
+}
+
+/** The record page's hints name fields of the entity that fit them. */
+function checkRecordHints(entity: ManifestEntity, file: string, at: string): void {
+  const visible = (name: string) => name in entity.fields && !entity.fields[name].internal && !entity.fields[name].secret;
+  if (entity.titleField !== undefined && !(visible(entity.titleField) && ['string', 'text'].includes(entity.fields[entity.titleField].type)))
+    throw new ManifestError(file, `${at}/titleField`, `"${entity.titleField}" is no readable string field`);
+  if (entity.statusField !== undefined && !(visible(entity.statusField) && entity.fields[entity.statusField].type === 'enum'))
+    throw new ManifestError(file, `${at}/statusField`, `"${entity.statusField}" is no readable enum field`);
+  (entity.summaryFields ?? []).forEach((field, i) => {
+    if (!visible(field)) throw new ManifestError(file, `${at}/summaryFields/${i}`, `"${field}" is no readable field`);
+  });
+  for (const [name, f] of Object.entries(entity.fields)) {
+    const ptr = `${at}/fields/${escapePointer(name)}`;
+    if (f.related !== undefined && f.type !== 'ref') throw new ManifestError(file, `${ptr}/related`, 'only a ref field is listed on the record it points at');
+    for (const value of Object.keys(f.valueLabels ?? {}))
+      if (!f.values?.includes(value)) throw new ManifestError(file, `${ptr}/valueLabels/${escapePointer(value)}`, `"${value}" is no value of the field`);
+    if (f.schemaFrom && (f.type !== 'json' || entity.fields[f.schemaFrom.match] === undefined))
+      throw new ManifestError(file, `${ptr}/schemaFrom`, 'a json field takes its form from an item named by another field of the entity');
+  }
 }
 
 /** Query parameters every list takes: a named filter may not take one of their names. */
@@ -382,6 +403,29 @@ function checkAcrossModules(loaded: LoadedManifest[]): void {
         });
       }),
     );
+  }
+  checkConsoleHints(loaded, entityFields);
+}
+
+/** Related lists name ref fields pointing back; a row action's "when" names fields of its subject. */
+function checkConsoleHints(loaded: LoadedManifest[], entityFields: Map<string, Map<string, boolean>>): void {
+  const entities = new Map(loaded.flatMap(({ manifest: m }) => (m.entities ?? []).map((e) => [e.name, e] as const)));
+  for (const { manifest: m, file } of loaded) {
+    (m.entities ?? []).forEach((e, i) =>
+      (e.related ?? []).forEach((r, j) => {
+        const other = entities.get(r.entity);
+        const at = `/entities/${i}/related/${j}`;
+        if (!other) throw new ManifestError(file, `${at}/entity`, `unknown entity "${r.entity}"`);
+        const refs = Object.entries(other.fields).filter(([, f]) => f.type === 'ref' && f.entity === e.name && !f.internal);
+        if (!refs.length) throw new ManifestError(file, `${at}/entity`, `${r.entity} has no ref field pointing at ${e.name}`);
+        if (r.field !== undefined && !refs.some(([name]) => name === r.field)) throw new ManifestError(file, `${at}/field`, `"${r.field}" is no ref field of ${r.entity} pointing at ${e.name}`);
+      }),
+    );
+    (m.routes ?? []).forEach((r, i) => {
+      if ('entity' in r) return;
+      for (const field of Object.keys(r.when ?? {}))
+        if (!entityFields.get(r.access.subject)?.has(field)) throw new ManifestError(file, `/routes/${i}/when/${escapePointer(field)}`, `no field "${field}" on ${r.access.subject}`);
+    });
   }
 }
 
