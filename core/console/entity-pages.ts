@@ -4,12 +4,17 @@
 // Nothing here knows an entity: fields, labels and columns come from GET
 // /api/meta, rows from the entity's own API routes.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { bodyOf, display, fieldOfPointer, rowLabel, type FieldError, type FormData, type MetaEntity, type MetaField, type Row } from './fields.ts';
-import { defaultsOf, fieldInput, formOf, formValue } from './form-fields.ts';
+import { bodyOf, fieldOfPointer, rowLabel, type FieldError, type FormData, type MetaEntity, type Row } from './fields.ts';
+import { defaultsOf, fieldInput, foldForm, formOf, formSchemas, formValue } from './form-fields.ts';
 import type { Problem } from './api-client.ts';
+import { formProblem, labelsOf, problemAlert } from './problem-texts.ts';
 import type { ConsoleRenderer, Page } from './shell.ts';
 import { COOKIES } from './session.ts';
 import { referenceLabels, referenceOptions } from './references.ts';
+import { recordHub, columnsOf, type HubOptions } from './record-page.ts';
+import { cellOf } from './cells.ts';
+import { registerLinePages } from './line-pages.ts';
+import { registerActionPages } from './action-pages.ts';
 import type { RowPage } from './module-pages.ts';
 
 interface Entry {
@@ -29,6 +34,14 @@ const named = (entity: MetaEntity) => ({ entity: entity.label, entityLower: enti
 /** ?notice= after a redirect: the key of its text */
 const NOTICES: Record<string, string> = { created: 'notice.created', saved: 'notice.saved', deleted: 'notice.deleted' };
 const problemOf = (body: unknown): Problem => body as Problem;
+
+/** What a page says after a redirect: ?notice=saved, or ?done=<action> (any action the user may take, named by its label). */
+function noticeOf(page: Page, query: Record<string, string | undefined>): string | undefined {
+  if (query.notice && NOTICES[query.notice]) return page.text(NOTICES[query.notice]);
+  if (!query.done) return undefined;
+  const action = page.meta.entities.flatMap((e) => [...e.rowActions, ...e.listActions]).find((a) => a.name === query.done);
+  return action ? page.text('notice.done', { action: action.label }) : undefined;
+}
 
 export function registerEntityPages(app: FastifyInstance, entry: Entry, ui: ConsoleRenderer): void {
   const { path } = entry;
@@ -53,7 +66,7 @@ export function registerEntityPages(app: FastifyInstance, entry: Entry, ui: Cons
     const query = request.query as Record<string, string | undefined>;
     const state = listState(entity, query);
     const res = await page.api.get<{ items: Row[]; total: number }>(`${entity.path}?${state.api}`);
-    const problem = res.ok ? null : problemOf(res.body);
+    const problem = res.ok ? null : problemAlert(problemOf(res.body), page.text);
     const items = res.ok ? res.body.items : [];
     const total = res.ok ? res.body.total : 0;
     const columns = columnsOf(entity);
@@ -65,8 +78,9 @@ export function registerEntityPages(app: FastifyInstance, entry: Entry, ui: Cons
       entity,
       path,
       problem,
-      notice: NOTICES[query.notice ?? ''],
+      notice: noticeOf(page, query),
       canCreate: entity.actions.includes('create'),
+      listActions: entity.listActions.map((a) => ({ label: a.label, summary: a.summary, url: `${path}/do/${a.name}`, direct: !a.confirm && !a.body && !a.reveals })),
       search: entity.fields.some((f) => f.search) ? { value: state.search } : null,
       filters: await filterInputs(page, entity, query),
       sizes: PAGE_SIZES.map((n) => ({ n, selected: n === state.size })),
@@ -78,7 +92,7 @@ export function registerEntityPages(app: FastifyInstance, entry: Entry, ui: Cons
       rows: items.map((row) => ({
         url: `${path}/${encodeURIComponent(row.id)}`,
         label: rowLabel(entity, row),
-        cells: columns.map((f) => cellOf(page, f, row[f.name], labels)),
+        cells: columns.map((f) => cellOf(page, f, row[f.name], labels, row)),
       })),
       total,
       pageNo: state.page,
@@ -91,16 +105,23 @@ export function registerEntityPages(app: FastifyInstance, entry: Entry, ui: Cons
   app.get(`${path}/new`, async (request, reply) => {
     const page = await ui.load(request, reply);
     const entity = entityOf(page, 'create');
-    return ui.render(reply, page, 'form', await formData(page, entity, { mode: 'create', path, values: defaultsOf(entity) }));
+    // a related list's "New" names the record the row points at (?customerId=…): the form starts there
+    const query = request.query as Record<string, string | undefined>;
+    const given = Object.fromEntries(entity.fields.filter((f) => !f.readOnly && f.type === 'ref' && typeof query[f.name] === 'string').map((f) => [f.name, query[f.name]!.slice(0, 100)]));
+    return ui.render(reply, page, 'form', await formData(page, entity, { mode: 'create', path, values: { ...defaultsOf(entity, { companyId: page.me.companyId }), ...given } }));
   });
 
   app.post(path, { preHandler: app.csrfProtection }, async (request, reply) => {
     const page = await ui.load(request, reply);
     const entity = entityOf(page, 'create');
     const form = (request.body ?? {}) as FormData;
-    const { body, errors } = bodyOf(entity.fields, form, 'create', page.text);
+    const { body, errors } = await formBody(page, entity, form, 'create');
     if (!errors.length) {
       const res = await page.api.call<Row>('POST', entity.path!, body, language(request));
+      const secret = entity.createReveals ? res.body?.[entity.createReveals] : undefined;
+      // a secret the answer holds this once (a new client's API key): shown now, never again
+      if (res.ok && typeof secret === 'string')
+        return ui.render(reply, page, 'revealed', { title: page.text('form.newTitle', named(entity)), secret, warning: page.text('revealed.warning'), back: `${path}/${encodeURIComponent(res.body.id)}?notice=created` });
       if (res.ok) return reply.redirect(`${path}/${encodeURIComponent(res.body.id)}?notice=created`, 303);
       return ui.render(reply, page, 'form', await formData(page, entity, { mode: 'create', path, values: form, problem: problemOf(res.body) }), res.status);
     }
@@ -113,23 +134,31 @@ export function registerEntityPages(app: FastifyInstance, entry: Entry, ui: Cons
     const entity = entityOf(page);
     const { id } = request.params as { id: string };
     const res = await page.api.get<Row>(rowUrl(entity, id));
-    if (!res.ok) return ui.render(reply, page, 'problem', { title: entity.label, problem: problemOf(res.body), back: path }, res.status);
-    const row = res.body;
-    const fields = entity.fields.filter((f) => !f.writeOnly);
-    const labels = await referenceLabels(page, fields, [row]);
+    if (!res.ok) return ui.render(reply, page, 'problem', { title: entity.label, problem: problemAlert(problemOf(res.body), page.text), back: path }, res.status);
     const query = request.query as Record<string, string | undefined>;
-    return ui.render(reply, page, 'detail', {
-      title: `${entity.label}: ${rowLabel(entity, row)}`,
+    return ui.render(reply, page, 'detail', await detailData(page, entity, res.body, query));
+  });
+
+  /** The record's page: its hub (record-page.ts), what it was asked to show (a notice), and the module's own pages of the row. */
+  const detailData = async (page: Page, entity: MetaEntity, row: Row, query: Record<string, string | undefined>, extra: Partial<HubOptions> & { problem?: Problem; notice?: string } = {}) => {
+    const url = `${path}/${encodeURIComponent(row.id)}`;
+    const hub = await recordHub(page, entity, row, { path, url, query, ...extra });
+    return {
+      title: `${entity.label}: ${hub.heading}`,
       entity,
       path,
-      notice: NOTICES[query.notice ?? ''],
-      url: `${path}/${encodeURIComponent(row.id)}`,
-      fields: fields.map((f) => ({ label: f.label, ...cellOf(page, f, row[f.name], labels) })),
+      url,
+      hub,
+      notice: extra.notice ?? noticeOf(page, query),
+      problem: extra.problem ?? null,
       canEdit: entity.actions.includes('update'),
       canDelete: entity.actions.includes('delete'),
-      links: links.map((p) => ({ title: page.moduleTexts[p.key] ?? p.title, url: `${path}/${encodeURIComponent(row.id)}${p.suffix}` })),
-    });
-  });
+      links: links.map((p) => ({ title: page.moduleTexts[p.key] ?? p.title, url: `${url}${p.suffix}` })),
+    };
+  };
+
+  registerLinePages(app, ui, { path, entityOf, recordPage: detailData });
+  registerActionPages(app, ui, { path, entityOf });
 
   app.get(`${path}/:id/edit`, async (request, reply) => {
     const page = await ui.load(request, reply);
@@ -137,7 +166,7 @@ export function registerEntityPages(app: FastifyInstance, entry: Entry, ui: Cons
     const { id } = request.params as { id: string };
     // every language of the translatable fields, for their inputs
     const res = await page.api.get<Row>(`${rowUrl(entity, id)}?translations=true`);
-    if (!res.ok) return ui.render(reply, page, 'problem', { title: entity.label, problem: problemOf(res.body), back: path }, res.status);
+    if (!res.ok) return ui.render(reply, page, 'problem', { title: entity.label, problem: problemAlert(problemOf(res.body), page.text), back: path }, res.status);
     return ui.render(reply, page, 'form', await formData(page, entity, { mode: 'update', path, row: res.body, values: formOf(entity, res.body) }));
   });
 
@@ -147,7 +176,7 @@ export function registerEntityPages(app: FastifyInstance, entry: Entry, ui: Cons
     const { id } = request.params as { id: string };
     const form = (request.body ?? {}) as FormData;
     const version = String(form._version ?? '');
-    const { body, errors } = bodyOf(entity.fields, form, 'update', page.text);
+    const { body, errors } = await formBody(page, entity, form, 'update');
     const row = { id, version: Number(version) } as Row;
     if (errors.length) return ui.render(reply, page, 'form', await formData(page, entity, { mode: 'update', path, row, values: form, errors }), 400);
     const res = await page.api.call<Row>('PATCH', rowUrl(entity, id), body, { ...language(request), ...(/^\d+$/.test(version) ? { 'if-match': `"${version}"` } : {}) });
@@ -161,7 +190,7 @@ export function registerEntityPages(app: FastifyInstance, entry: Entry, ui: Cons
       const entity = entityOf(page, 'delete');
       const { id } = request.params as { id: string };
       const res = await page.api.get<Row>(rowUrl(entity, id));
-      if (!res.ok) return ui.render(reply, page, 'problem', { title: entity.label, problem: problemOf(res.body), back: path }, res.status);
+      if (!res.ok) return ui.render(reply, page, 'problem', { title: entity.label, problem: problemAlert(problemOf(res.body), page.text), back: path }, res.status);
       const url = `${path}/${encodeURIComponent(id)}`;
       return ui.render(reply, page, 'delete', { title: page.text('delete.title', named(entity)), entity, label: rowLabel(entity, res.body), url, version: res.body.version });
     });
@@ -173,7 +202,13 @@ export function registerEntityPages(app: FastifyInstance, entry: Entry, ui: Cons
     const version = String((request.body as FormData | undefined)?._version ?? '');
     const res = await page.api.call('DELETE', rowUrl(entity, id), undefined, /^\d+$/.test(version) ? { 'if-match': `"${version}"` } : {});
     if (res.ok) return reply.redirect(`${path}?notice=deleted`, 303);
-    return ui.render(reply, page, 'problem', { title: page.text('delete.title', named(entity)), problem: problemOf(res.body), back: `${path}/${encodeURIComponent(id)}` }, res.status);
+    return ui.render(
+      reply,
+      page,
+      'problem',
+      { title: page.text('delete.title', named(entity)), problem: problemAlert(problemOf(res.body), page.text), back: `${path}/${encodeURIComponent(id)}` },
+      res.status,
+    );
   });
 
   // a reference field's options as the user types (htmx swaps them into the select)
@@ -186,20 +221,6 @@ export function registerEntityPages(app: FastifyInstance, entry: Entry, ui: Cons
     const options = await referenceOptions(page, field, search ?? '', selected ?? '');
     return reply.view('options', { options, required: field.required });
   });
-}
-
-function columnsOf(entity: MetaEntity): MetaField[] {
-  const readable = entity.fields.filter((f) => !f.writeOnly);
-  const named = entity.listColumns.map((c) => readable.find((f) => f.name === c)).filter((f): f is MetaField => f !== undefined);
-  return named.length ? named : readable.filter((f) => f.type !== 'json' && f.type !== 'text').slice(0, 5);
-}
-
-function cellOf(page: Page, field: MetaField, value: unknown, labels: Map<string, string>) {
-  if (field.type === 'ref' && typeof value === 'string') {
-    const target = field.entity ? page.pathOf(field.entity) : undefined;
-    return { text: labels.get(value) ?? value, url: target ? `${target}/${encodeURIComponent(value)}` : null };
-  }
-  return { text: display(field, value, page.text), url: null, numeric: field.type === 'integer' || field.type === 'decimal' };
 }
 
 /** The list's query: what the page asked for, checked against the manifest, as the API's query string. */
@@ -239,11 +260,18 @@ async function filterInputs(page: Page, entity: MetaEntity, query: Record<string
             await referenceOptions(page, f, '', query[f.name] ?? '')
           : (f.type === 'boolean' ? ['true', 'false'] : (f.values ?? [])).map((v) => ({
               value: v,
-              label: f.type === 'boolean' ? page.text(v === 'true' ? 'value.yes' : 'value.no') : v,
+              label: f.type === 'boolean' ? page.text(v === 'true' ? 'value.yes' : 'value.no') : (f.valueLabels?.[v] ?? v),
               selected: query[f.name] === v,
             })),
     })),
   );
+}
+
+/** A submitted form as the API's body: fields generated from a schema folded into their JSON first (form-fields.ts), then each converted. */
+async function formBody(page: Page, entity: MetaEntity, form: FormData, mode: 'create' | 'update') {
+  const folded = await foldForm(page, entity, form, page.text);
+  const converted = bodyOf(entity.fields, folded.form, mode, page.text);
+  return { body: converted.body, errors: [...folded.errors, ...converted.errors] };
 }
 
 interface FormState {
@@ -255,24 +283,42 @@ interface FormState {
   problem?: Problem;
 }
 
-async function formData(page: Page, entity: MetaEntity, state: FormState): Promise<Record<string, unknown>> {
-  const errors = [...(state.errors ?? []), ...(state.problem?.errors ?? [])];
-  const byField = new Map<string, string[]>();
+/**
+ * The entity as its form offers it: a state field (transitions) holds only the states a
+ * create may start in, or the stored one and those a write may move it to; never a
+ * state only the module sets (a lead's "converted").
+ */
+async function withTransitions(page: Page, entity: MetaEntity, state: FormState): Promise<MetaEntity> {
+  const flow = entity.transitions;
+  if (!flow) return entity;
+  let stored = state.row?.[flow.field];
+  if (state.mode === 'update' && stored === undefined && state.row) stored = (await page.api.get<Row>(`${entity.path}/${encodeURIComponent(state.row.id)}`)).body?.[flow.field];
+  const allowed = state.mode === 'create' ? flow.initial : typeof stored === 'string' ? [stored, ...(flow.moves[stored] ?? [])] : null;
+  if (!allowed) return entity;
+  const offered = new Set(allowed.filter((v) => v === stored || !flow.reserved.includes(v)));
+  return { ...entity, fields: entity.fields.map((f) => (f.name === flow.field && f.values ? { ...f, values: f.values.filter((v) => offered.has(v)) } : f)) };
+}
+
+async function formData(page: Page, shown: MetaEntity, state: FormState): Promise<Record<string, unknown>> {
+  const entity = await withTransitions(page, shown, state);
+  const { alert, byField } = formProblem(state.problem, page.text, labelsOf(entity.fields));
   const general: string[] = [];
-  for (const e of errors) {
+  // the console's own conversion errors are worded already (page.text)
+  for (const e of state.errors ?? []) {
     const field = fieldOfPointer(e.path);
     if (field && entity.fields.some((f) => f.name === field && !f.readOnly)) byField.set(field, [...(byField.get(field) ?? []), e.message]);
-    else general.push(`${e.path} ${e.message}`);
+    else general.push(e.message);
   }
-  const problem = state.problem;
-  const conflict = problem?.status === 412;
+  const conflict = state.problem?.status === 412;
   const languages = page.shell.languages as { code: string; selected: boolean }[];
   const chosen = languages.find((l) => l.selected)?.code ?? '';
+  const schemas = await formSchemas(page, entity, state.values);
+  const every = [...(state.errors ?? []), ...(state.problem?.errors ?? [])];
   const fields = await Promise.all(
     entity.fields
       .filter((f) => !f.readOnly)
       .map(async (f) => ({
-        ...fieldInput(f, state.values, { mode: state.mode, offered: languages.map((l) => l.code), chosen }),
+        ...fieldInput(f, state.values, { mode: state.mode, offered: languages.map((l) => l.code), chosen, entity, say: page.text, schemas, errors: every }),
         errors: byField.get(f.name) ?? [],
         ...(f.type === 'ref' ? { options: await referenceOptions(page, f, '', formValue(state.values, f.name)), optionsUrl: `${state.path}/options/${f.name}` } : {}),
       })),
@@ -286,7 +332,7 @@ async function formData(page: Page, entity: MetaEntity, state: FormState): Promi
     version: state.row?.version,
     fields,
     conflict: conflict ? { reload: `${url}/edit` } : null,
-    problem: problem && !conflict && !byField.size ? problem : null,
+    problem: conflict ? null : alert,
     general,
   };
 }

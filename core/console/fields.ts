@@ -4,6 +4,7 @@
 // so a value the form cannot convert is passed on as typed and the API's 400
 // names it beside its field.
 import type { Say } from './texts.ts';
+import { cronWords } from './cron-words.ts';
 
 export interface MetaField {
   name: string;
@@ -22,6 +23,39 @@ export interface MetaField {
   maxLength?: number;
   /** what a create that omits the field stores */
   default?: string | number | boolean | null;
+  /** the section of the record page it is shown in */
+  group?: string;
+  /** enum: how each value reads, in the user's language */
+  valueLabels?: Record<string, string>;
+  /** an amount of money: the field holding its currency */
+  currency?: string;
+}
+
+/** A list of the rows pointing at a record (GET /api/meta, http/meta-record.ts). */
+export interface MetaRelated {
+  entity: string;
+  field: string;
+  label: string | null;
+  /** the list route, {id} standing for the record's id */
+  path: string;
+  /** the rows live under the record's path: edited on its page */
+  nested: boolean;
+  /** a route taking a file upload that makes such a row */
+  upload: string | null;
+}
+
+/** A custom route of the entity's rows (or collection) a user may call from a page. */
+export interface MetaAction {
+  name: string;
+  label: string;
+  method: 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** {id} standing for the row's id */
+  path: string;
+  summary: string;
+  confirm: boolean;
+  reveals: string | null;
+  when: Record<string, (string | boolean | null)[]> | null;
+  body: Record<string, unknown> | null;
 }
 
 export interface MetaEntity {
@@ -34,6 +68,14 @@ export interface MetaEntity {
   listColumns: string[];
   defaultSort: string;
   fields: MetaField[];
+  titleField: string | null;
+  statusField: string | null;
+  summaryFields: string[];
+  transitions: { field: string; initial: string[]; moves: Record<string, string[]>; reserved: string[] } | null;
+  related: MetaRelated[];
+  rowActions: MetaAction[];
+  listActions: MetaAction[];
+  createReveals: string | null;
 }
 
 export type Row = Record<string, unknown> & { id: string; version?: number };
@@ -47,6 +89,7 @@ const LABEL_FIELDS = ['name', 'title', 'label', 'subject', 'number', 'code', 'sk
 
 /** The field that names a row of the entity in a reference or a heading. */
 export function labelField(entity: MetaEntity): string | null {
+  if (entity.titleField) return entity.titleField;
   const readable = entity.fields.filter((f) => !f.writeOnly && (f.type === 'string' || f.type === 'text'));
   return LABEL_FIELDS.find((n) => readable.some((f) => f.name === n)) ?? entity.listColumns.find((c) => readable.some((f) => f.name === c)) ?? null;
 }
@@ -59,7 +102,9 @@ export function rowLabel(entity: MetaEntity, row: Row): string {
 
 /** How a value reads on a page. */
 export function display(field: MetaField, value: unknown, say: Say): string {
+  if (field.widget === 'cron') return cronWords(typeof value === 'string' ? value : null, say);
   if (value === null || value === undefined) return '';
+  if (field.type === 'enum' && typeof value === 'string') return field.valueLabels?.[value] ?? value;
   if (field.type === 'boolean') return say(value ? 'value.yes' : 'value.no');
   if (field.type === 'datetime' && typeof value === 'string')
     return value

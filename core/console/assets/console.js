@@ -61,3 +61,26 @@ document.addEventListener('DOMContentLoaded', () => {
     });
   }
 });
+
+// a row of a list opens its record on a click anywhere in it (its first cell holds the real link, for keyboards and middle-click)
+document.addEventListener('click', (event) => {
+  const row = event.target.closest('tr[data-href]');
+  if (!row || event.defaultPrevented || event.button !== 0 || event.target.closest('a, button, input, select, textarea, label')) return;
+  if (window.getSelection()?.toString()) return;
+  if (event.ctrlKey || event.metaKey) window.open(row.dataset.href, '_blank', 'noopener');
+  else window.location.assign(row.dataset.href);
+});
+
+// a secret shown once: copied to the clipboard by its button
+document.addEventListener('click', async (event) => {
+  const button = event.target.closest('[data-copy]');
+  if (!button) return;
+  const input = document.querySelector(button.dataset.copy);
+  input.select();
+  try {
+    await window.navigator.clipboard.writeText(input.value);
+  } catch {
+    document.execCommand('copy');
+  }
+  button.textContent = button.dataset.copied;
+});

@@ -201,7 +201,7 @@ t.test('a translatable field: an input per language, each saved, an emptied one 
 
   const empty = await s.post('/catalog/categories', { 'name:en': ' ', 'name:de': '', isActive: 'true' });
   t.equal(empty.statusCode, 400, 'no language given for a required field');
-  t.match(empty.body, /id="field-name-error"[^>]*>is required in at least one language/);
+  t.match(empty.body, /id="field-name-error"[^>]*>Fill in Name in at least one language/);
 
   const created = await s.post('/catalog/categories', { 'name:en': 'Hoses', 'name:de': 'Schläuche', 'name:fr': '', 'description:en': 'Long', isActive: 'true' });
   t.equal(created.statusCode, 303);

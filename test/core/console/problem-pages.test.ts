@@ -1,8 +1,8 @@
 // The API's real problem answers, in words: bad product bodies, a unique clash,
 // a stale edit and a missing row, as the API answers them, each become
 // sentences naming the fields by the labels GET /api/meta gives, with no route,
-// method, validator phrase, SQL or code. And the console's pages showing them
-// (todo until entity-pages.ts hands its problems to problem-texts.ts).
+// method, validator phrase, SQL or code. And the console's pages showing them.
+
 import t, { type Test } from 'tap';
 import { build, PASSWORD } from '../../helper.ts';
 import { ConsoleSession } from '../../support/console-session.ts';
@@ -95,9 +95,7 @@ t.test('a stale edit and a missing row', async (t) => {
 /** The page's alert, as a screen reader announces it. */
 const alertOf = (html: string) => /<div class="alert" role="alert"[^>]*>([\s\S]*?)<\/div>/.exec(html)?.[1] ?? '';
 
-const todo = 'until entity-pages.ts, list.hbs and form.hbs use problem-texts.ts';
-
-t.test('the console pages show the sentences', { todo }, async (t) => {
+t.test('the console pages show the sentences', async (t) => {
   const s = new ConsoleSession(ctx.app);
   t.equal((await s.login(tenant.id, tenant.adminEmail, PASSWORD)).statusCode, 303);
   await s.get('/catalog/products/new');

@@ -1,0 +1,104 @@
+// The line editor's writes (line-editor.ts): add, change and remove one row
+// living under a record's path, through that path's API routes as the user.
+// Done: back to the record's page (htmx swaps its <main>, so derived totals
+// show the API's new values). Refused: the record's page again, what was typed
+// and the API's errors beside the row.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Problem } from './api-client.ts';
+import { bodyOf, type FormData, type MetaEntity, type MetaRelated, type Row } from './fields.ts';
+import { lineFields, type LineErrors } from './line-editor.ts';
+import type { ConsoleRenderer, Page } from './shell.ts';
+import { problemAlert } from './problem-texts.ts';
+
+/** Renders the record's page with a line's refusal beside it. */
+export type RecordPage = (page: Page, entity: MetaEntity, row: Row, query: Record<string, string | undefined>, extra: { lineErrors: LineErrors }) => Promise<Record<string, unknown>>;
+
+interface Lines {
+  path: string;
+  entityOf(page: Page, action?: 'read' | 'update'): MetaEntity;
+  recordPage: RecordPage;
+}
+
+export function registerLinePages(app: FastifyInstance, ui: ConsoleRenderer, lines: Lines): void {
+  const { path } = lines;
+
+  /** The record, the related list the URL names (nested ones only) and its entity, as this user sees them. */
+  const target = async (request: FastifyRequest, reply: FastifyReply) => {
+    const page = await ui.load(request, reply);
+    const entity = lines.entityOf(page);
+    const { id, key } = request.params as { id: string; key: string };
+    const related = entity.related.find((r) => r.nested && `${r.entity}.${r.field}` === key);
+    const child = related ? page.entity(related.entity) : undefined;
+    if (!related || !child) throw Object.assign(new Error('no such list'), { statusCode: 404 });
+    const base = related.path.replace('{id}', encodeURIComponent(id));
+    return { page, entity, id, key, related, child, base, url: `${path}/${encodeURIComponent(id)}` };
+  };
+
+  const answer = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    t: Awaited<ReturnType<typeof target>>,
+    res: { ok: boolean; status: number; body: unknown },
+    lineId: string | null,
+    form: FormData,
+    typed: string[] = [],
+  ) => {
+    if (res.ok && !typed.length) return reply.redirect(`${t.url}?notice=saved#related-${t.related.entity}-${t.related.field}`, 303);
+    const record = await t.page.api.get<Row>(`${t.entity.path}/${encodeURIComponent(t.id)}`);
+    if (!record.ok) return ui.render(reply, t.page, 'problem', { title: t.entity.label, problem: problemAlert(record.body as unknown as Problem, t.page.text), back: path }, record.status);
+    const messages = typed.length ? typed : problemAlert(res.body as Problem, t.page.text, labelOf(t.child, t.related)).items;
+    const fallback = typed.length ? [] : [problemAlert(res.body as Problem, t.page.text).title];
+    const lineErrors: LineErrors = { key: t.key, lineId, messages: messages.length ? messages : fallback, values: form };
+    return ui.render(reply, t.page, 'detail', await lines.recordPage(t.page, t.entity, record.body, request.query as Record<string, string | undefined>, { lineErrors }), res.ok ? 400 : res.status);
+  };
+
+  app.post(`${path}/:id/lines/:key`, { preHandler: app.csrfProtection }, async (request, reply) => {
+    const t = await target(request, reply);
+    const form = (request.body ?? {}) as FormData;
+    const { body, errors } = bodyOf(lineFields(t.child, t.related), form, 'create', t.page.text);
+    if (errors.length)
+      return answer(
+        request,
+        reply,
+        t,
+        { ok: true, status: 400, body: null },
+        null,
+        form,
+        errors.map((e) => e.message),
+      );
+    return answer(request, reply, t, await t.page.api.call('POST', t.base, body), null, form);
+  });
+
+  app.post(`${path}/:id/lines/:key/:lineId`, { preHandler: app.csrfProtection }, async (request, reply) => {
+    const t = await target(request, reply);
+    const { lineId } = request.params as { lineId: string };
+    const form = (request.body ?? {}) as FormData;
+    const { body, errors } = bodyOf(lineFields(t.child, t.related), form, 'update', t.page.text);
+    if (errors.length)
+      return answer(
+        request,
+        reply,
+        t,
+        { ok: true, status: 400, body: null },
+        lineId,
+        form,
+        errors.map((e) => e.message),
+      );
+    return answer(request, reply, t, await t.page.api.call('PATCH', `${t.base}/${encodeURIComponent(lineId)}`, body, ifMatch(form)), lineId, form);
+  });
+
+  app.post(`${path}/:id/lines/:key/:lineId/delete`, { preHandler: app.csrfProtection }, async (request, reply) => {
+    const t = await target(request, reply);
+    const { lineId } = request.params as { lineId: string };
+    const form = (request.body ?? {}) as FormData;
+    return answer(request, reply, t, await t.page.api.call('DELETE', `${t.base}/${encodeURIComponent(lineId)}`, undefined, ifMatch(form)), lineId, {});
+  });
+}
+
+/** The version the row was shown at: a change made meanwhile is refused (412), not overwritten. */
+const ifMatch = (form: FormData): Record<string, string> => {
+  const version = String(form._version ?? '');
+  return /^\d+$/.test(version) ? { 'if-match': `"${version}"` } : {};
+};
+
+const labelOf = (child: MetaEntity, related: MetaRelated) => (field: string) => lineFields(child, related).find((f) => f.name === field && !f.readOnly)?.label;
