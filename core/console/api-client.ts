@@ -18,6 +18,8 @@ export interface Answer<T = unknown> {
   ok: boolean;
   body: T;
   headers: Record<string, string | string[] | number | undefined>;
+  /** the body's bytes as sent (a file) */
+  raw?: Buffer;
 }
 
 /** The session is gone (never logged in, expired, revoked): the page sends the browser to the login. */
@@ -60,7 +62,20 @@ export class ConsoleApi {
     return answer;
   }
 
-  async #send<T>(method: Method, url: string, body: unknown, extra: Record<string, string>): Promise<Answer<T>> {
+  /**
+   * A file upload (multipart/form-data) streamed to an API route as it arrives. Sent
+   * once: the page's load has renewed the session already, and a stream cannot be sent again.
+   */
+  async upload<T = unknown>(url: string, body: NodeJS.ReadableStream, headers: Record<string, string>): Promise<Answer<T>> {
+    const answer = await this.#send<T>('POST', url, body, headers, true);
+    if (answer.status === 401) {
+      clearSession(this.#request, this.#reply);
+      throw new LoginRequired();
+    }
+    return answer;
+  }
+
+  async #send<T>(method: Method, url: string, body: unknown, extra: Record<string, string>, stream = false): Promise<Answer<T>> {
     if (!this.#access) return { status: 401, ok: false, body: {} as T, headers: {} };
     const language = this.#request.cookies[COOKIES.language] ?? this.#request.headers['accept-language'];
     const res = await this.#app.inject({
@@ -72,14 +87,14 @@ export class ConsoleApi {
         authorization: `Bearer ${this.#access}`,
         ...(this.#company ? { 'x-company-id': this.#company } : {}),
         ...(language ? { 'accept-language': language } : {}),
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(body === undefined || stream ? {} : { 'content-type': 'application/json' }),
         'x-request-id': this.#request.id,
         ...extra,
       },
-      ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+      ...(body === undefined ? {} : { payload: stream ? (body as NodeJS.ReadableStream) : JSON.stringify(body) }),
     });
     const json = /json/.test(String(res.headers['content-type'] ?? ''));
-    return { status: res.statusCode, ok: res.statusCode < 300, body: (json && res.body ? res.json() : res.body || null) as T, headers: res.headers };
+    return { status: res.statusCode, ok: res.statusCode < 300, body: (json && res.body ? res.json() : res.body || null) as T, headers: res.headers, raw: res.rawPayload };
   }
 
   #refreshing: Promise<boolean> | undefined;

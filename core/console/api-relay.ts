@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ConsoleApi, LoginRequired } from './api-client.ts';
 
 const NOT_RELAYED = /^auth\/(login|refresh|logout)(\/|$)/;
-const PASSED_BACK = ['content-type', 'etag', 'location', 'content-language', 'retry-after', 'content-disposition'];
+const PASSED_BACK = ['content-type', 'etag', 'location', 'content-language', 'retry-after', 'content-disposition', 'x-content-type-options'];
 
 export function registerApiRelay(app: FastifyInstance): void {
   const relay = async (request: FastifyRequest, reply: import('fastify').FastifyReply) => {
@@ -19,7 +19,9 @@ export function registerApiRelay(app: FastifyInstance): void {
     try {
       const res = await new ConsoleApi(app, request, reply).call(request.method as 'GET', `/api/${rest}${query}`, request.body ?? undefined, ifMatch ? { 'if-match': ifMatch } : {});
       for (const h of PASSED_BACK) if (res.headers[h] !== undefined) reply.header(h, res.headers[h]);
-      return reply.code(res.status).send(typeof res.body === 'string' || res.body === null ? res.body : JSON.stringify(res.body));
+      // a file goes as its bytes; JSON as the API wrote it
+      const json = /json/.test(String(res.headers['content-type'] ?? ''));
+      return reply.code(res.status).send(json ? JSON.stringify(res.body) : (res.raw ?? null));
     } catch (err) {
       if (!(err instanceof LoginRequired)) throw err;
       return reply

@@ -11,9 +11,10 @@ import { formProblem, labelsOf, problemAlert } from './problem-texts.ts';
 import type { ConsoleRenderer, Page } from './shell.ts';
 import { COOKIES } from './session.ts';
 import { referenceLabels, referenceOptions } from './references.ts';
-import { recordHub, columnsOf, type HubOptions } from './record-page.ts';
+import { recordHub, columnsOf } from './record-page.ts';
 import { cellOf } from './cells.ts';
-import { registerLinePages } from './line-pages.ts';
+import { registerLinePages, type RecordPage } from './line-pages.ts';
+import { registerUploadPages } from './upload-pages.ts';
 import { registerActionPages } from './action-pages.ts';
 import type { RowPage } from './module-pages.ts';
 
@@ -121,7 +122,12 @@ export function registerEntityPages(app: FastifyInstance, entry: Entry, ui: Cons
       const secret = entity.createReveals ? res.body?.[entity.createReveals] : undefined;
       // a secret the answer holds this once (a new client's API key): shown now, never again
       if (res.ok && typeof secret === 'string')
-        return ui.render(reply, page, 'revealed', { title: page.text('form.newTitle', named(entity)), secret, warning: page.text('revealed.warning'), back: `${path}/${encodeURIComponent(res.body.id)}?notice=created` });
+        return ui.render(reply, page, 'revealed', {
+          title: page.text('form.newTitle', named(entity)),
+          secret,
+          warning: page.text('revealed.warning'),
+          back: `${path}/${encodeURIComponent(res.body.id)}?notice=created`,
+        });
       if (res.ok) return reply.redirect(`${path}/${encodeURIComponent(res.body.id)}?notice=created`, 303);
       return ui.render(reply, page, 'form', await formData(page, entity, { mode: 'create', path, values: form, problem: problemOf(res.body) }), res.status);
     }
@@ -136,20 +142,20 @@ export function registerEntityPages(app: FastifyInstance, entry: Entry, ui: Cons
     const res = await page.api.get<Row>(rowUrl(entity, id));
     if (!res.ok) return ui.render(reply, page, 'problem', { title: entity.label, problem: problemAlert(problemOf(res.body), page.text), back: path }, res.status);
     const query = request.query as Record<string, string | undefined>;
-    return ui.render(reply, page, 'detail', await detailData(page, entity, res.body, query));
+    return ui.render(reply, page, 'detail', await detailData(page, entity, res.body, query, {}));
   });
 
   /** The record's page: its hub (record-page.ts), what it was asked to show (a notice), and the module's own pages of the row. */
-  const detailData = async (page: Page, entity: MetaEntity, row: Row, query: Record<string, string | undefined>, extra: Partial<HubOptions> & { problem?: Problem; notice?: string } = {}) => {
+  const detailData: RecordPage = async (page, entity, row, query, extra = {}) => {
     const url = `${path}/${encodeURIComponent(row.id)}`;
-    const hub = await recordHub(page, entity, row, { path, url, query, ...extra });
+    const hub = await recordHub(page, entity, row, { path, url, query, lineErrors: extra.lineErrors });
     return {
       title: `${entity.label}: ${hub.heading}`,
       entity,
       path,
       url,
       hub,
-      notice: extra.notice ?? noticeOf(page, query),
+      notice: noticeOf(page, query),
       problem: extra.problem ?? null,
       canEdit: entity.actions.includes('update'),
       canDelete: entity.actions.includes('delete'),
@@ -159,6 +165,7 @@ export function registerEntityPages(app: FastifyInstance, entry: Entry, ui: Cons
 
   registerLinePages(app, ui, { path, entityOf, recordPage: detailData });
   registerActionPages(app, ui, { path, entityOf });
+  registerUploadPages(app, ui, { path, entityOf, recordPage: detailData });
 
   app.get(`${path}/:id/edit`, async (request, reply) => {
     const page = await ui.load(request, reply);

@@ -76,6 +76,8 @@ export interface MetaEntity {
   rowActions: MetaAction[];
   listActions: MetaAction[];
   createReveals: string | null;
+  /** the route answering a row's file, {id} standing for the row's id */
+  download: string | null;
 }
 
 export type Row = Record<string, unknown> & { id: string; version?: number };

@@ -7,11 +7,18 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Problem } from './api-client.ts';
 import { bodyOf, type FormData, type MetaEntity, type MetaRelated, type Row } from './fields.ts';
 import { lineFields, type LineErrors } from './line-editor.ts';
+import { composeOf } from './record-page.ts';
 import type { ConsoleRenderer, Page } from './shell.ts';
-import { problemAlert } from './problem-texts.ts';
+import { problemAlert, type ProblemAlert } from './problem-texts.ts';
 
-/** Renders the record's page with a line's refusal beside it. */
-export type RecordPage = (page: Page, entity: MetaEntity, row: Row, query: Record<string, string | undefined>, extra: { lineErrors: LineErrors }) => Promise<Record<string, unknown>>;
+/** The view data of a record's page, with a line's refusal beside it or a problem above it. */
+export type RecordPage = (
+  page: Page,
+  entity: MetaEntity,
+  row: Row,
+  query: Record<string, string | undefined>,
+  extra: { lineErrors?: LineErrors; problem?: ProblemAlert },
+) => Promise<Record<string, unknown>>;
 
 interface Lines {
   path: string;
@@ -22,14 +29,15 @@ interface Lines {
 export function registerLinePages(app: FastifyInstance, ui: ConsoleRenderer, lines: Lines): void {
   const { path } = lines;
 
-  /** The record, the related list the URL names (nested ones only) and its entity, as this user sees them. */
-  const target = async (request: FastifyRequest, reply: FastifyReply) => {
+  /** The record, the related list the URL names (lines: nested ones; compose: short rows) and its entity, as this user sees them. */
+  const target = async (request: FastifyRequest, reply: FastifyReply, kind: 'lines' | 'compose' = 'lines') => {
     const page = await ui.load(request, reply);
     const entity = lines.entityOf(page);
     const { id, key } = request.params as { id: string; key: string };
-    const related = entity.related.find((r) => r.nested && `${r.entity}.${r.field}` === key);
+    const related = entity.related.find((r) => `${r.entity}.${r.field}` === key);
     const child = related ? page.entity(related.entity) : undefined;
     if (!related || !child) throw Object.assign(new Error('no such list'), { statusCode: 404 });
+    if (kind === 'compose' ? !composeOf(child, related, '') : !related.nested) throw Object.assign(new Error('no such list'), { statusCode: 404 });
     const base = related.path.replace('{id}', encodeURIComponent(id));
     return { page, entity, id, key, related, child, base, url: `${path}/${encodeURIComponent(id)}` };
   };
@@ -51,6 +59,24 @@ export function registerLinePages(app: FastifyInstance, ui: ConsoleRenderer, lin
     const lineErrors: LineErrors = { key: t.key, lineId, messages: messages.length ? messages : fallback, values: form };
     return ui.render(reply, t.page, 'detail', await lines.recordPage(t.page, t.entity, record.body, request.query as Record<string, string | undefined>, { lineErrors }), res.ok ? 400 : res.status);
   };
+
+  app.post(`${path}/:id/compose/:key`, { preHandler: app.csrfProtection }, async (request, reply) => {
+    const t = await target(request, reply, 'compose');
+    const form = (request.body ?? {}) as FormData;
+    const fields = t.child.fields.filter((f) => !f.readOnly && f.name !== t.related.field);
+    const { body, errors } = bodyOf(fields, form, 'create', t.page.text);
+    if (errors.length)
+      return answer(
+        request,
+        reply,
+        t,
+        { ok: true, status: 400, body: null },
+        COMPOSED,
+        form,
+        errors.map((e) => e.message),
+      );
+    return answer(request, reply, t, await t.page.api.call('POST', t.child.path!, { ...body, [t.related.field]: t.id }), COMPOSED, form);
+  });
 
   app.post(`${path}/:id/lines/:key`, { preHandler: app.csrfProtection }, async (request, reply) => {
     const t = await target(request, reply);
@@ -94,6 +120,9 @@ export function registerLinePages(app: FastifyInstance, ui: ConsoleRenderer, lin
     return answer(request, reply, t, await t.page.api.call('DELETE', `${t.base}/${encodeURIComponent(lineId)}`, undefined, ifMatch(form)), lineId, {});
   });
 }
+
+/** The line id of a refused compose form's errors (LineErrors) */
+const COMPOSED = 'compose';
 
 /** The version the row was shown at: a change made meanwhile is refused (412), not overwritten. */
 const ifMatch = (form: FormData): Record<string, string> => {

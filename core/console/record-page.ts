@@ -82,6 +82,7 @@ async function relatedSection(page: Page, related: MetaRelated, parent: Row, opt
     total,
     columns: columns.map((f) => ({ label: f.label, numeric: f.type === 'integer' || f.type === 'decimal' })),
     rows: items.map((r) => ({
+      download: null as string | null,
       url: childPath ? `${childPath}/${encodeURIComponent(r.id)}` : null,
       label: rowLabel(child, r),
       cells: columns.map((f) => cellOf(page, f, r[f.name], labels, r)),
@@ -96,10 +97,35 @@ async function relatedSection(page: Page, related: MetaRelated, parent: Row, opt
     pageNo,
     pages,
     lines: null as Awaited<ReturnType<typeof lineEditor>> | null,
+    upload: null as { action: string } | null,
+    compose: null as (NonNullable<ReturnType<typeof composeOf>> & { errors: string[] }) | null,
+  };
+  const key = relatedKey(related);
+  const download = child.download;
+  if (download) section.rows = section.rows.map((r, i) => ({ ...r, download: `/console${download.replace('{id}', encodeURIComponent(items[i].id))}` }));
+  // a file added to the list (an attachment): a form streamed on to the module's upload route
+  section.upload = related.upload ? { action: `${opts.url}/upload/${key}?${new URLSearchParams({ _csrf: String(page.shell.csrf) })}` } : null;
+  const composed = opts.lineErrors?.key === key && opts.lineErrors.lineId === 'compose' ? opts.lineErrors : undefined;
+  const compose = composeOf(child, related, opts.url);
+  section.compose = compose && {
+    ...compose,
+    inputs: compose.inputs.map((i) => ({ ...i, value: String(composed?.values[i.name] ?? '') })),
+    errors: composed?.messages ?? [],
   };
   if (related.nested && (child.actions.includes('create') || child.actions.includes('update') || child.actions.includes('delete')))
     section.lines = await lineEditor(page, child, related, items, { url: opts.url, errors: opts.lineErrors });
   return section;
+}
+
+/**
+ * A short row written on the record's page (a comment on a task): a list whose rows the user
+ * may create with the reference and at most two more fields, one of them a text.
+ */
+export function composeOf(child: MetaEntity, related: MetaRelated, url: string) {
+  if (related.nested || !child.actions.includes('create') || !child.fields.some((f) => f.name === related.field && !f.readOnly)) return null;
+  const fields = child.fields.filter((f) => !f.readOnly && f.name !== related.field);
+  if (!fields.length || fields.length > 2 || !fields.some((f) => f.type === 'text') || fields.some((f) => f.required && f.type !== 'text' && f.type !== 'string')) return null;
+  return { action: `${url}/compose/${relatedKey(related)}`, inputs: fields.map((f) => ({ name: f.name, label: f.label, textarea: f.type === 'text', required: f.required, maxLength: f.maxLength })) };
 }
 
 const definedOf = (query: Record<string, string | undefined>) => Object.fromEntries(Object.entries(query).filter((e): e is [string, string] => e[1] !== undefined && e[0].startsWith('p.')));

@@ -67,6 +67,7 @@ export const MetaRecordMembers = {
   rowActions: Type.Array(MetaAction, { description: 'what the caller may do to one row beyond reading and writing it' }),
   listActions: Type.Array(MetaAction, { description: 'what the caller may do to the collection as a whole' }),
   createReveals: Type.Union([Type.String(), Type.Null()], { description: "a field of a create's answer shown once (a new client's API key)" }),
+  download: Type.Union([Type.String(), Type.Null()], { description: "the route answering a row's file (an attachment's bytes), {id} standing for the row's id" }),
 };
 
 interface RelatedPlan {
@@ -91,6 +92,7 @@ export interface RecordPlan {
   rowActions: ActionPlan[];
   listActions: ActionPlan[];
   createReveals: string | null;
+  download: string | null;
 }
 
 const LABEL_FIELDS = ['name', 'title', 'label', 'subject', 'number', 'code', 'sku', 'key', 'email'];
@@ -107,6 +109,7 @@ export function planRecords(kernel: Kernel): Map<string, RecordPlan> {
       rowActions: own ? actionsOn(kernel, `${own.route.path}/:`, true) : [],
       listActions: own ? actionsOn(kernel, `${own.route.path}/`, false) : [],
       createReveals: own ? (customAt(kernel, 'POST', own.route.path)?.reveals ?? null) : null,
+      download: own ? downloadOf(kernel, own.route.path) : null,
     });
   }
   return plans;
@@ -138,6 +141,17 @@ function relatedOf(kernel: Kernel, parent: EntityModel, crud: { module: LoadedMo
       return hint?.label ? { ...r, label: { module: parent.module, key: relatedKey(parent.name, hint.entity, hint.field), text: hint.label } } : r;
     })
     .sort((a, b) => rank(hintOf(a)) - rank(hintOf(b)));
+}
+
+/** The GET route of a row answering a file (its 200 names a media type), if the entity has one. */
+function downloadOf(kernel: Kernel, collection: string): string | null {
+  for (const m of kernel.modules)
+    for (const r of m.manifest.routes ?? []) {
+      if ('entity' in r || r.method !== 'GET' || !/^:[a-z][A-Za-z0-9]*\/[a-z][a-z0-9-]*$/.test(r.path.slice(collection.length + 1)) || !r.path.startsWith(`${collection}/`)) continue;
+      const ok = (schemaOf(m, r) as { response?: Record<string, { mediaType?: string }> }).response?.['200'];
+      if (ok?.mediaType) return r.path.replace(/\/:[a-z][A-Za-z0-9]*\//, '/{id}/');
+    }
+  return null;
 }
 
 /** Custom routes taking a file upload. */
@@ -208,6 +222,7 @@ export function describeRecord(model: EntityModel, plan: RecordPlan | undefined,
     rowActions: (plan?.rowActions ?? []).filter(callable).map(action),
     listActions: (plan?.listActions ?? []).filter(callable).map(action),
     createReveals: plan?.createReveals ?? null,
+    download: plan?.download ?? null,
   };
 }
 

@@ -84,3 +84,126 @@ document.addEventListener('click', async (event) => {
   }
   button.textContent = button.dataset.copied;
 });
+
+// a file added to a related list: sent with its progress shown, by the button or by dropping it on the form
+function upload(form, file) {
+  const bar = form.querySelector('progress');
+  const message = form.querySelector('.upload-message');
+  const data = new window.FormData();
+  data.append('file', file, file.name);
+  const xhr = new window.XMLHttpRequest();
+  xhr.open('POST', form.action);
+  xhr.setRequestHeader('x-requested-with', 'upload');
+  xhr.setRequestHeader('x-csrf-token', document.querySelector('meta[name="csrf-token"]')?.content ?? '');
+  bar.hidden = false;
+  bar.value = 0;
+  xhr.upload.addEventListener('progress', (e) => {
+    if (e.lengthComputable) bar.value = Math.round((e.loaded / e.total) * 100);
+  });
+  xhr.addEventListener('load', () => {
+    let answer = {};
+    try {
+      answer = JSON.parse(xhr.responseText);
+    } catch {
+      // not the console's answer (a proxy's error page)
+    }
+    if (answer.ok) {
+      message.textContent = form.dataset.done;
+      window.location.reload();
+    } else {
+      bar.hidden = true;
+      message.textContent = answer.message ?? form.dataset.failed;
+    }
+  });
+  xhr.addEventListener('error', () => {
+    bar.hidden = true;
+    message.textContent = form.dataset.failed;
+  });
+  xhr.send(data);
+}
+
+document.addEventListener('DOMContentLoaded', () => {
+  for (const form of document.querySelectorAll('form[data-upload]')) {
+    const input = form.querySelector('input[type="file"]');
+    form.addEventListener('submit', (event) => {
+      if (!input.files.length) return;
+      event.preventDefault();
+      upload(form, input.files[0]);
+    });
+    form.addEventListener('dragover', (event) => {
+      event.preventDefault();
+      form.classList.add('dragging');
+    });
+    form.addEventListener('dragleave', () => form.classList.remove('dragging'));
+    form.addEventListener('drop', (event) => {
+      event.preventDefault();
+      form.classList.remove('dragging');
+      if (event.dataTransfer.files.length) upload(form, event.dataTransfer.files[0]);
+    });
+  }
+});
+
+// "@" in a text that mentions people (a comment): the users the user may see, completed as they type
+document.addEventListener('DOMContentLoaded', () => {
+  for (const area of document.querySelectorAll('textarea[data-mentions]')) {
+    const list = document.createElement('ul');
+    list.className = 'mention-list';
+    list.setAttribute('role', 'listbox');
+    list.hidden = true;
+    list.id = `${area.id}-mentions`;
+    area.after(list);
+    area.setAttribute('aria-controls', list.id);
+    area.setAttribute('aria-autocomplete', 'list');
+    let chosen = -1;
+    let asked = 0;
+    const token = () => /(?:^|[^\p{L}\p{N}_.@-])@([\p{L}\p{N}_][\p{L}\p{N}_.-]{0,29})$/u.exec(area.value.slice(0, area.selectionStart))?.[1];
+    const close = () => {
+      list.hidden = true;
+      chosen = -1;
+    };
+    const pick = (handle) => {
+      const before = area.value.slice(0, area.selectionStart).replace(/@[\p{L}\p{N}_.-]*$/u, `@${handle} `);
+      area.value = before + area.value.slice(area.selectionStart);
+      area.selectionStart = area.selectionEnd = before.length;
+      close();
+      area.focus();
+    };
+    const mark = () => [...list.children].forEach((li, i) => li.setAttribute('aria-selected', String(i === chosen)));
+    area.addEventListener('input', async () => {
+      const typed = token();
+      if (!typed) return close();
+      const mine = ++asked;
+      const res = await window.plinth.api('GET', `/users?search=${encodeURIComponent(typed)}&size=6`);
+      if (mine !== asked) return;
+      if (!res.ok || !res.body.items.length) return close();
+      list.replaceChildren(
+        ...res.body.items.map((u) => {
+          const li = document.createElement('li');
+          li.setAttribute('role', 'option');
+          li.textContent = `${u.name} (${u.email})`;
+          li.dataset.handle = u.email.split('@')[0];
+          li.addEventListener('mousedown', (e) => {
+            e.preventDefault();
+            pick(li.dataset.handle);
+          });
+          return li;
+        }),
+      );
+      chosen = 0;
+      mark();
+      list.hidden = false;
+    });
+    area.addEventListener('keydown', (e) => {
+      if (list.hidden) return;
+      if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+        e.preventDefault();
+        chosen = (chosen + (e.key === 'ArrowDown' ? 1 : list.children.length - 1)) % list.children.length;
+        mark();
+      } else if (e.key === 'Enter' || e.key === 'Tab') {
+        e.preventDefault();
+        pick(list.children[chosen].dataset.handle);
+      } else if (e.key === 'Escape') close();
+    });
+    area.addEventListener('blur', () => window.setTimeout(close, 150));
+  }
+});

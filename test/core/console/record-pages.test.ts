@@ -239,3 +239,53 @@ t.test('an action on a list: notifications marked read', async (t) => {
   t.match((await s.get(res.headers.location as string)).body, /Done: Mark all as read\./);
   t.equal((await s.post('/pm/notifications/do/nothing', {})).statusCode, 404, 'an unknown action');
 });
+
+t.test("a task's page: a comment written there, a file attached and downloaded as it was, watchers", async (t) => {
+  const project = await api('POST', '/api/pm/projects', { key: 'COL', name: 'Collaboration' });
+  const task = await api('POST', '/api/pm/tasks', { projectId: project.id, title: 'Write the spec' });
+  const s = await session();
+  const url = `/pm/tasks/${task.id}`;
+  const page = await s.get(url);
+  const comments = section(main(page.body), 'related-Comment-taskId');
+  t.match(comments, new RegExp(`<form class="compose" method="post" action="${url}/compose/Comment.taskId">`), 'a comment is written on the page');
+  t.match(comments, /<textarea[^>]*name="body"[^>]*data-mentions/, 'with @ completion');
+
+  const empty = await s.post(`${url}/compose/Comment.taskId`, { body: '' });
+  t.equal(empty.statusCode, 400, 'an empty comment is refused');
+  t.match(section(main(empty.body), 'related-Comment-taskId'), /class="alert"/, 'beside the form');
+  const said = await s.post(`${url}/compose/Comment.taskId`, { body: 'First draft is up' });
+  t.equal(said.statusCode, 303);
+  t.match(section(main((await s.get(url)).body), 'related-Comment-taskId'), /First draft is up/);
+
+  const attachments = section(main(page.body), 'related-Attachment-taskId');
+  const action = /<form class="upload" method="post" action="([^"]+)"/.exec(attachments)?.[1].replaceAll('&amp;', '&').replace('&#x3D;', '=');
+  t.ok(action?.startsWith(`${url}/upload/Attachment.taskId?_csrf=`), 'an upload form');
+  const bytes = Buffer.from('%PDF-1.4\n% a tiny file\n');
+  const boundary = '----plinthtest';
+  const body = Buffer.concat([
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="spec.pdf"\r\nContent-Type: application/pdf\r\n\r\n`),
+    bytes,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+  const sent = await ctx.app.inject({ method: 'POST', url: action!, payload: body, headers: { cookie: s.cookieHeader, 'content-type': `multipart/form-data; boundary=${boundary}` } });
+  t.equal(sent.statusCode, 303, sent.body.slice(0, 300));
+  const listed = section(main((await s.get(url)).body), 'related-Attachment-taskId');
+  t.match(listed, /spec\.pdf/);
+  const download = /<a href="([^"]+)" download/.exec(listed)?.[1];
+  t.match(download, /^\/console\/api\/pm\/attachments\/[0-9a-f-]+\/content$/);
+  const got = await ctx.app.inject({ method: 'GET', url: download!, headers: { cookie: s.cookieHeader } });
+  t.equal(got.statusCode, 200);
+  t.same(got.rawPayload, bytes, 'the same bytes back');
+
+  const forged = await ctx.app.inject({
+    method: 'POST',
+    url: `${url}/upload/Attachment.taskId`,
+    payload: body,
+    headers: { cookie: s.cookieHeader, 'content-type': `multipart/form-data; boundary=${boundary}` },
+  });
+  t.equal(forged.statusCode, 403, 'an upload without the CSRF token');
+  const viewer = await ctx.user(tenant, { codes: ['erp:crm:view'] });
+  t.equal((await (await session(viewer.email)).get(url)).statusCode, 404, 'a user who may not read tasks has no task page');
+
+  t.match(main(page.body), /data-lines="TaskWatcher\.taskId"/, 'watchers are added in place');
+});
