@@ -133,7 +133,7 @@ function describeField(model: EntityModel, f: FieldModel, label: Label) {
   };
 }
 
-function describeEntity(model: EntityModel, ability: Ability, isAdmin: boolean, path: string | null, plan: RecordPlan | undefined, label: Label) {
+function describeEntity(model: EntityModel, ability: Ability, isAdmin: boolean, path: string | null, plan: RecordPlan | undefined, routed: Set<Verb> | undefined, label: Label) {
   // a field rule (a grant's `fields`) may hide a field from this caller altogether
   const fields = model.fields.filter((f) => f.secret || accessFilter(ability, 'read', model.name, f.name) !== null);
   const readable = new Set(fields.filter((f) => !f.secret).map((f) => f.name));
@@ -143,7 +143,8 @@ function describeEntity(model: EntityModel, ability: Ability, isAdmin: boolean, 
     label: label(model.module, entityKey(model.name), model.label),
     scope: model.scope,
     path,
-    actions: (['read', 'create', 'update', 'delete'] as const).filter((a) => ability.can(a, model.name)),
+    // what the caller may do and a route lets them do (an activity log is read only, whoever may write it)
+    actions: (['read', 'create', 'update', 'delete'] as const).filter((a) => ability.can(a, model.name) && (routed === undefined || routed.has(a))),
     listColumns: (model.definition.listColumns ?? []).filter((c) => readable.has(c)),
     defaultSort: model.defaultSort,
     fields: fields.map((f) => describeField(model, f, label)),
@@ -151,11 +152,44 @@ function describeEntity(model: EntityModel, ability: Ability, isAdmin: boolean, 
   };
 }
 
+type Verb = 'read' | 'create' | 'update' | 'delete';
+const VERB_OF: Record<string, Verb> = { list: 'read', read: 'read', create: 'create', replace: 'update', update: 'update', delete: 'delete' };
+
+/**
+ * What the routes of each entity let a caller do at all: its generated operations, and a
+ * module's own create (POST at the collection), change (PUT/PATCH of a row) and delete.
+ */
+function routedVerbs(kernel: Kernel): Map<string, Set<Verb>> {
+  const verbs = new Map<string, Set<Verb>>();
+  const add = (entity: string, verb: Verb) => verbs.set(entity, (verbs.get(entity) ?? new Set()).add(verb));
+  const routes = kernel.modules.flatMap((m) => m.manifest.routes ?? []);
+  const collections = new Map<string, string>();
+  for (const r of routes) {
+    if (!('entity' in r)) continue;
+    if (!collections.has(r.entity)) collections.set(r.entity, r.path);
+    verbs.set(r.entity, verbs.get(r.entity) ?? new Set());
+    for (const op of r.operations ?? Object.keys(VERB_OF)) add(r.entity, VERB_OF[op]);
+  }
+  for (const r of routes) {
+    if ('entity' in r) continue;
+    const collection = collections.get(r.access.subject);
+    if (!collection) continue;
+    const item = r.path.startsWith(`${collection}/:`) && !r.path.slice(collection.length + 2).includes('/');
+    if (r.path === collection && r.method === 'POST') add(r.access.subject, 'create');
+    else if (r.path === collection && r.method === 'GET') add(r.access.subject, 'read');
+    else if (item && (r.method === 'PUT' || r.method === 'PATCH')) add(r.access.subject, 'update');
+    else if (item && r.method === 'DELETE') add(r.access.subject, 'delete');
+    else if (item && r.method === 'GET') add(r.access.subject, 'read');
+  }
+  return verbs;
+}
+
 export function registerMetaRoutes(app: FastifyInstance, kernel: Kernel, texts: InterfaceTexts): void {
   app.addSchema(Meta);
   const paths = new Map<string, string>();
   for (const m of kernel.modules) for (const r of m.manifest.routes ?? []) if ('entity' in r && !paths.has(r.entity)) paths.set(r.entity, r.path);
   const plans = planRecords(kernel);
+  const routed = routedVerbs(kernel);
 
   app.get(
     '/api/meta',
@@ -183,7 +217,7 @@ export function registerMetaRoutes(app: FastifyInstance, kernel: Kernel, texts: 
       const label: Label = (module, key, fallback) => catalog[module]?.[key] ?? fallback;
       return {
         modules: kernel.modules.map(({ manifest: m }) => ({ id: m.id, name: m.name, version: m.version, description: m.description ?? null })),
-        entities: models.map((m) => describeEntity(m, ability, isAdmin, paths.get(m.name) ?? null, plans.get(m.name), label)),
+        entities: models.map((m) => describeEntity(m, ability, isAdmin, paths.get(m.name) ?? null, plans.get(m.name), routed.get(m.name), label)),
         menu: kernel.services.menu.filter((e) => opensFor(e, { isAdmin, codes })).map((e) => ({ ...e, label: label(e.module, menuKey(e.path), e.label) })),
       };
     },

@@ -61,6 +61,9 @@ t.test("GET /api/meta: a record's related lists and actions, as the caller may u
     'a ref marked "related": false is no list',
   );
 
+  t.same(entity('ProjectActivity').actions, ['read'], 'a log its routes only read offers no New, Edit or Delete, even to an administrator');
+  t.same(entity('AiClient').actions, ['read', 'create', 'update'], "a module's own routes count: it creates and changes clients, and deletes none");
+
   const viewer = await ctx.user(tenant, { codes: ['erp:crm:view'] });
   const theirs = await api('GET', '/api/meta', undefined, viewer.token);
   const lead = theirs.entities.find((e: { name: string }) => e.name === 'Lead');
