@@ -78,6 +78,8 @@ export interface MetaEntity {
   createReveals: string | null;
   /** the route answering a row's file, {id} standing for the row's id */
   download: string | null;
+  /** the list of a row's audit records, {id} standing for its id */
+  timeline: string | null;
 }
 
 export type Row = Record<string, unknown> & { id: string; version?: number };

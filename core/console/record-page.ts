@@ -10,6 +10,7 @@ import { display, rowLabel, type MetaAction, type MetaEntity, type MetaField, ty
 import { cellOf, type Cell } from './cells.ts';
 import { referenceLabels } from './references.ts';
 import { lineEditor, type LineErrors } from './line-editor.ts';
+import { timelineOf } from './timeline.ts';
 
 /** Rows a related list shows at once. */
 const RELATED_SIZE = 10;
@@ -46,6 +47,7 @@ export async function recordHub(page: Page, entity: MetaEntity, row: Row, opts: 
     groups.set(heading ?? '', group);
   }
   const related = await Promise.all(entity.related.map((r) => relatedSection(page, r, row, opts)));
+  const timeline = await timelineOf(page, entity, row, { url: opts.url, pageNo: Math.min(10_000, Math.max(1, Number.parseInt(opts.query['p.timeline'] ?? '1', 10) || 1)) });
   return {
     heading: rowLabel(entity, row),
     status: status && typeof statusValue === 'string' ? { text: display(status, statusValue, page.text), value: statusValue } : null,
@@ -57,6 +59,7 @@ export async function recordHub(page: Page, entity: MetaEntity, row: Row, opts: 
     rowActions: entity.rowActions.filter((a) => offeredOn(a, row)).map((a) => ({ label: a.label, summary: a.summary, url: `${opts.url}/do/${a.name}`, direct: !a.confirm && !a.body && !a.reveals })),
     groups: [...groups.values()],
     related: related.filter((s) => s !== null),
+    timeline,
   };
 }
 

@@ -68,6 +68,9 @@ export const MetaRecordMembers = {
   listActions: Type.Array(MetaAction, { description: 'what the caller may do to the collection as a whole' }),
   createReveals: Type.Union([Type.String(), Type.Null()], { description: "a field of a create's answer shown once (a new client's API key)" }),
   download: Type.Union([Type.String(), Type.Null()], { description: "the route answering a row's file (an attachment's bytes), {id} standing for the row's id" }),
+  timeline: Type.Union([Type.String(), Type.Null()], {
+    description: "the list of a row's audit records (who changed what, when), {id} standing for its id; null: not audited, or the log is not the caller's to read",
+  }),
 };
 
 interface RelatedPlan {
@@ -93,6 +96,8 @@ export interface RecordPlan {
   listActions: ActionPlan[];
   createReveals: string | null;
   download: string | null;
+  /** the audit log's list of one row's records, and the log entity */
+  timeline: { path: string; entity: string } | null;
 }
 
 const LABEL_FIELDS = ['name', 'title', 'label', 'subject', 'number', 'code', 'sku', 'key', 'email'];
@@ -110,6 +115,7 @@ export function planRecords(kernel: Kernel): Map<string, RecordPlan> {
       listActions: own ? actionsOn(kernel, `${own.route.path}/`, false) : [],
       createReveals: own ? (customAt(kernel, 'POST', own.route.path)?.reveals ?? null) : null,
       download: own ? downloadOf(kernel, own.route.path) : null,
+      timeline: timelineOf(model, crud),
     });
   }
   return plans;
@@ -141,6 +147,13 @@ function relatedOf(kernel: Kernel, parent: EntityModel, crud: { module: LoadedMo
       return hint?.label ? { ...r, label: { module: parent.module, key: relatedKey(parent.name, hint.entity, hint.field), text: hint.label } } : r;
     })
     .sort((a, b) => rank(hintOf(a)) - rank(hintOf(b)));
+}
+
+/** An audited entity's records in its module's audit log, when that log is listed and filters by entity and row. */
+function timelineOf(model: EntityModel, crud: { route: CrudRoute }[]): RecordPlan['timeline'] {
+  const log = model.auditLog;
+  const route = log ? crud.find((c) => c.route.entity === log && !c.route.path.includes(':') && (c.route.operations ?? ['list']).includes('list')) : undefined;
+  return route && log ? { path: `${route.route.path}?entity=${model.name}&entityId={id}`, entity: log } : null;
 }
 
 /** The GET route of a row answering a file (its 200 names a media type), if the entity has one. */
@@ -223,6 +236,7 @@ export function describeRecord(model: EntityModel, plan: RecordPlan | undefined,
     listActions: (plan?.listActions ?? []).filter(callable).map(action),
     createReveals: plan?.createReveals ?? null,
     download: plan?.download ?? null,
+    timeline: plan?.timeline && ability.can('read', plan.timeline.entity) ? plan.timeline.path : null,
   };
 }
 

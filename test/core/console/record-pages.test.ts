@@ -292,3 +292,23 @@ t.test("a task's page: a comment written there, a file attached and downloaded a
 
   t.match(main(page.body), /data-lines="TaskWatcher\.taskId"/, 'watchers are added in place');
 });
+
+t.test("a record's history in words: who changed what, values as the page reads them, newest first", async (t) => {
+  const lead = await api('POST', '/api/crm/leads', { title: 'History lead', companyName: 'H', lastName: 'H' });
+  await api('PATCH', `/api/crm/leads/${lead.id}`, { status: 'contacted', estimatedValue: '1200.00' });
+  const s = await session();
+  const page = main((await s.get(`/crm/leads/${lead.id}`)).body);
+  const history = /<section class="timeline"[\s\S]*?<\/section>/.exec(page)?.[0] ?? '';
+  t.match(history, /History <span class="count">2<\/span>/);
+  t.match(history, /Admin changed this Lead\.[\s\S]*Admin created this Lead\./, 'the newest first, by the name of who did it');
+  t.match(history, /Status: new → contacted/);
+  t.match(history, /Estimated value: \(empty\) → 1200\.00 EUR/, 'money with its currency');
+  t.notMatch(history, /entityId|"before"|\{/, 'no raw JSON');
+
+  const viewer = await ctx.user(tenant, { codes: ['erp:pm:view'] });
+  const meta = await api('GET', '/api/meta', undefined, viewer.token);
+  t.notOk(
+    meta.entities.some((e: { name: string }) => e.name === 'Lead'),
+    'a user who may not read leads has no history of them',
+  );
+});
