@@ -60,17 +60,14 @@ t.test("the console's edit form shows the parameters and saving it keeps them", 
 
   const form = await session.get(`/ai/reports/${report.id}/edit`);
   t.equal(form.statusCode, 200);
-  const textarea = /<textarea[^>]*name="parameters"[^>]*>([^<]*)<\/textarea>/.exec(form.body);
-  t.ok(textarea, 'parameters are a textarea');
-  const shown = textarea![1]
-    .replace(/&quot;/g, '"')
-    .replace(/&#x27;/g, "'")
-    .replace(/&amp;/g, '&');
-  t.same(JSON.parse(shown), params, 'the form shows the stored parameters');
+  t.notMatch(form.body, /<textarea[^>]*name="parameters"/, 'the parameters are no raw JSON');
+  const picker = /<select[^>]*name="(parameters:workload\.projectId)"[^>]*>([\s\S]*?)<\/select>/.exec(form.body);
+  t.ok(picker, "a project picker of the report's type");
+  t.match(picker![2], new RegExp(`<option value="${one.id}" selected>`), 'the stored project chosen');
   const version = /name="_version" value="(\d+)"/.exec(form.body)![1];
 
   // the browser sends back what the form holds, the name changed
-  const saved = await session.post(`/ai/reports/${report.id}`, { _version: version, name: 'Edited in the console', parameters: shown });
+  const saved = await session.post(`/ai/reports/${report.id}`, { _version: version, name: 'Edited in the console', type: 'workload', [picker![1]]: one.id });
   t.equal(saved.statusCode, 303, saved.body);
   const stored = expectStatus(await owner.api('GET', `/api/ai/reports/${report.id}`), 200, 'read');
   t.match(stored, { name: 'Edited in the console', parameters: params }, 'kept');
