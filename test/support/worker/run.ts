@@ -10,15 +10,18 @@ import { importWith } from './tap-per-file.ts';
 import { runQueue, noteTime } from './queue.ts';
 import { closeSharedKernel, shareKernel } from '../../helper.ts';
 
-shareKernel();
 const ROOT = join(import.meta.dirname, '../../..');
 /** what tap allowed one file before (.taprc timeout) */
 const FILE_TIMEOUT_MS = 240_000;
 
-const queue = runQueue();
-for (let file = queue.take(); file; file = queue.take()) {
-  const started = performance.now();
-  await t.test(file, { timeout: FILE_TIMEOUT_MS }, (ft) => importWith(pathToFileURL(join(ROOT, file)).href, ft));
-  noteTime(file, performance.now() - started);
+/** Runs the run's files one after another until none is left; `waiting`: only the files that mostly wait (queue.ts). */
+export async function runWorker({ waiting = false } = {}): Promise<void> {
+  shareKernel();
+  const queue = runQueue({ waiting });
+  for (let file = queue.take(); file; file = queue.take()) {
+    const started = performance.now();
+    await t.test(file, { timeout: FILE_TIMEOUT_MS }, (ft) => importWith(pathToFileURL(join(ROOT, file)).href, ft));
+    noteTime(file, performance.now() - started);
+  }
+  await closeSharedKernel();
 }
-await closeSharedKernel();
