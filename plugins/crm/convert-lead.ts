@@ -27,7 +27,8 @@ const ConvertLeadSchemas = {
             name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
             amount: Type.Optional(Nullable(Type.String({ pattern: '^(0|[1-9]\\d{0,11})(\\.\\d{1,2})?$' }))),
             expectedCloseDate: Type.Optional(Nullable(Type.String({ format: 'date' }))),
-            ownerId: Type.Optional(Nullable(Type.String({ format: 'uuid' }))),
+            // x-entity: the console offers the sales representatives the user may read
+            ownerId: Type.Optional(Nullable(Type.String({ format: 'uuid', 'x-entity': 'SalesRep', title: 'Sales representative' }))),
             stage: Type.Optional(Type.Enum(['prospecting', 'qualification', 'proposal', 'negotiation'])),
             probability: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
           },

@@ -103,12 +103,14 @@ t.test("a customer's page lists its contacts, opportunities, quotes and activiti
 
 t.test('a lead converted from its page lands on the new customer; the action is gone then', async (t) => {
   const lead = await api('POST', '/api/crm/leads', { title: 'Pump deal', companyName: 'Pumpwerk GmbH', lastName: 'Berg', status: 'new' });
+  const rep = await api('POST', '/api/crm/salesreps', { name: 'Rita Rep', email: 'rita@rep.test' });
   const s = await session();
   const page = await s.get(`/crm/leads/${lead.id}`);
   t.match(page.body, new RegExp(`<a class="button secondary" href="/crm/leads/${lead.id}/do/convertLead"[^>]*>Convert</a>`));
   const form = await s.get(`/crm/leads/${lead.id}/do/convertLead`);
   t.equal(form.statusCode, 200);
   t.match(form.body, /name="body\.opportunity\.name"/, 'a form from the body schema');
+  t.match(form.body, new RegExp(`<select[^>]*name="body\\.opportunity\\.ownerId"[\\s\\S]*?<option value="${rep.id}"[^>]*>Rita Rep</option>`), 'a sales representative picked by name, not typed as an id');
   t.notMatch(form.body, /"\/api\//, 'no route on the page');
 
   const bad = await s.post(`/crm/leads/${lead.id}/do/convertLead`, { 'body.opportunity.probability': '140' });
