@@ -3,9 +3,10 @@
 // each saved or removed on its own through the API, and a blank row to add
 // one. A change the API refuses comes back beside its row with what was typed.
 import type { Page } from './shell.ts';
-import { inputValue, type FormData, type MetaEntity, type MetaField, type MetaRelated, type Row } from './fields.ts';
+import { inputValue, rowLabel, type FormData, type MetaEntity, type MetaField, type MetaRelated, type Row } from './fields.ts';
 import { referenceLabels, referenceOptions, type Option } from './references.ts';
 import { cellOf } from './cells.ts';
+import { columnsOf } from './columns.ts';
 
 /** A refused change of one line (lineId null: the new one), with what the user typed. */
 export interface LineErrors {
@@ -18,9 +19,12 @@ export interface LineErrors {
 const INPUT_TYPES: Partial<Record<MetaField['type'], string>> = { integer: 'number', date: 'date', datetime: 'datetime-local' };
 
 /** The fields a line shows: all but the reference to the record (the path says it) and JSON. */
-export const lineFields = (child: MetaEntity, related: MetaRelated) => child.fields.filter((f) => !f.writeOnly && f.name !== related.field && f.type !== 'json');
+export const lineFields = (child: MetaEntity, related: MetaRelated) =>
+  // rows of their own collection (a task's comments) show their list's columns; lines, every field
+  (related.nested ? child.fields : columnsOf(child)).filter((f) => !f.writeOnly && f.name !== related.field && f.type !== 'json');
 
-export async function lineEditor(page: Page, child: MetaEntity, related: MetaRelated, items: Row[], opts: { url: string; errors?: LineErrors }) {
+/** `blank`: a row to add one (rows under the record's path; others are added by their compose form) */
+export async function lineEditor(page: Page, child: MetaEntity, related: MetaRelated, items: Row[], opts: { url: string; errors?: LineErrors; blank: boolean }) {
   const key = `${related.entity}.${related.field}`;
   const fields = lineFields(child, related);
   const labels = await referenceLabels(page, fields, items);
@@ -44,6 +48,7 @@ export async function lineEditor(page: Page, child: MetaEntity, related: MetaRel
           type: INPUT_TYPES[f.type] ?? 'text',
           decimal: f.type === 'decimal',
           checkbox: f.type === 'boolean',
+          textarea: f.type === 'text',
           checked: value === 'true',
           select:
             f.type === 'enum'
@@ -67,21 +72,24 @@ export async function lineEditor(page: Page, child: MetaEntity, related: MetaRel
       return {
         formId,
         version: row.version,
-        label: `${child.label} ${i + 1}`,
+        label: rowLabel(child, row) === row.id ? `${child.label} ${i + 1}` : rowLabel(child, row),
         cells: inputsOf(formId, errors?.values ?? row, canUpdate, row),
         errors: errors?.messages ?? [],
+        // a row holding a file (an attachment): its bytes through the console's relay
+        download: child.download ? `/console${child.download.replace('{id}', encodeURIComponent(row.id))}` : null,
         updateUrl: canUpdate ? `${opts.url}/lines/${key}/${encodeURIComponent(row.id)}` : null,
         deleteUrl: canDelete ? `${opts.url}/lines/${key}/${encodeURIComponent(row.id)}/delete` : null,
       };
     }),
-    blank: child.actions.includes('create')
-      ? {
-          formId: `line-${related.entity}-new`,
-          cells: inputsOf(`line-${related.entity}-new`, blankErrors?.values ?? defaultsOf(fields), true),
-          errors: blankErrors?.messages ?? [],
-          createUrl: `${opts.url}/lines/${key}`,
-        }
-      : null,
+    blank:
+      opts.blank && child.actions.includes('create')
+        ? {
+            formId: `line-${related.entity}-new`,
+            cells: inputsOf(`line-${related.entity}-new`, blankErrors?.values ?? defaultsOf(fields), true),
+            errors: blankErrors?.messages ?? [],
+            createUrl: `${opts.url}/lines/${key}`,
+          }
+        : null,
   };
 }
 

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Problem } from './api-client.ts';
 import { bodyOf, type FormData, type MetaEntity, type MetaRelated, type Row } from './fields.ts';
 import { lineFields, type LineErrors } from './line-editor.ts';
-import { composeOf } from './record-page.ts';
+import { composeOf, editedInPlace } from './record-page.ts';
 import type { ConsoleRenderer, Page } from './shell.ts';
 import { problemAlert, type ProblemAlert } from './problem-texts.ts';
 
@@ -37,8 +37,9 @@ export function registerLinePages(app: FastifyInstance, ui: ConsoleRenderer, lin
     const related = entity.related.find((r) => `${r.entity}.${r.field}` === key);
     const child = related ? page.entity(related.entity) : undefined;
     if (!related || !child) throw Object.assign(new Error('no such list'), { statusCode: 404 });
-    if (kind === 'compose' ? !composeOf(child, related, '') : !related.nested) throw Object.assign(new Error('no such list'), { statusCode: 404 });
-    const base = related.path.replace('{id}', encodeURIComponent(id));
+    if (kind === 'compose' ? !composeOf(child, related, '') : !related.nested && !editedInPlace(page, child)) throw Object.assign(new Error('no such list'), { statusCode: 404 });
+    // a row under the record's path is addressed there; one edited in place through its own collection
+    const base = related.nested ? related.path.replace('{id}', encodeURIComponent(id)) : child.path!;
     return { page, entity, id, key, related, child, base, url: `${path}/${encodeURIComponent(id)}` };
   };
 
@@ -92,7 +93,8 @@ export function registerLinePages(app: FastifyInstance, ui: ConsoleRenderer, lin
         form,
         errors.map((e) => e.message),
       );
-    return answer(request, reply, t, await t.page.api.call('POST', t.base, body), null, form);
+    // a row under the record's path takes the reference from it; one in its own collection names it
+    return answer(request, reply, t, await t.page.api.call('POST', t.base, t.related.nested ? body : { ...body, [t.related.field]: t.id }), null, form);
   });
 
   app.post(`${path}/:id/lines/:key/:lineId`, { preHandler: app.csrfProtection }, async (request, reply) => {

@@ -6,8 +6,9 @@
 // (quote lines, project members) are edited in place, row by row
 // (line-editor.ts). Every row is read through the API as the user.
 import type { Page } from './shell.ts';
-import { display, rowLabel, type MetaAction, type MetaEntity, type MetaField, type MetaRelated, type Row } from './fields.ts';
+import { display, rowLabel, type MetaAction, type MetaEntity, type MetaRelated, type Row } from './fields.ts';
 import { cellOf, type Cell } from './cells.ts';
+import { columnsOf } from './columns.ts';
 import { referenceLabels } from './references.ts';
 import { lineEditor, type LineErrors } from './line-editor.ts';
 import { timelineOf } from './timeline.ts';
@@ -115,10 +116,16 @@ async function relatedSection(page: Page, related: MetaRelated, parent: Row, opt
     inputs: compose.inputs.map((i) => ({ ...i, value: String(composed?.values[i.name] ?? '') })),
     errors: composed?.messages ?? [],
   };
-  if (related.nested && (child.actions.includes('create') || child.actions.includes('update') || child.actions.includes('delete')))
-    section.lines = await lineEditor(page, child, related, items, { url: opts.url, errors: opts.lineErrors });
+  // rows under the record's path, and rows with no page of their own (a task's comments), are changed in place
+  const inPlace = related.nested || editedInPlace(page, child);
+  if (inPlace && (child.actions.includes('create') || child.actions.includes('update') || child.actions.includes('delete')))
+    section.lines = await lineEditor(page, child, related, items, { url: opts.url, errors: opts.lineErrors, blank: related.nested });
   return section;
 }
+
+/** Rows of an entity with no console page of its own, but a collection route to change them through. */
+export const editedInPlace = (page: Page, child: MetaEntity) =>
+  !page.pathOf(child.name) && Boolean(child.path && !child.path.includes(':')) && (child.actions.includes('update') || child.actions.includes('delete'));
 
 /**
  * A short row written on the record's page (a comment on a task): a list whose rows the user
@@ -132,10 +139,3 @@ export function composeOf(child: MetaEntity, related: MetaRelated, url: string) 
 }
 
 const definedOf = (query: Record<string, string | undefined>) => Object.fromEntries(Object.entries(query).filter((e): e is [string, string] => e[1] !== undefined && e[0].startsWith('p.')));
-
-/** The columns of an entity's lists: the manifest's, else its first five plain fields. */
-export function columnsOf(entity: MetaEntity): MetaField[] {
-  const readable = entity.fields.filter((f) => !f.writeOnly);
-  const named = entity.listColumns.map((c) => readable.find((f) => f.name === c)).filter((f): f is MetaField => f !== undefined);
-  return named.length ? named : readable.filter((f) => f.type !== 'json' && f.type !== 'text').slice(0, 5);
-}

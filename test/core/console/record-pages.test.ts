@@ -110,7 +110,11 @@ t.test('a lead converted from its page lands on the new customer; the action is 
   const form = await s.get(`/crm/leads/${lead.id}/do/convertLead`);
   t.equal(form.statusCode, 200);
   t.match(form.body, /name="body\.opportunity\.name"/, 'a form from the body schema');
-  t.match(form.body, new RegExp(`<select[^>]*name="body\\.opportunity\\.ownerId"[\\s\\S]*?<option value="${rep.id}"[^>]*>Rita Rep</option>`), 'a sales representative picked by name, not typed as an id');
+  t.match(
+    form.body,
+    new RegExp(`<select[^>]*name="body\\.opportunity\\.ownerId"[\\s\\S]*?<option value="${rep.id}"[^>]*>Rita Rep</option>`),
+    'a sales representative picked by name, not typed as an id',
+  );
   t.notMatch(form.body, /"\/api\//, 'no route on the page');
 
   const bad = await s.post(`/crm/leads/${lead.id}/do/convertLead`, { 'body.opportunity.probability': '140' });
@@ -261,6 +265,24 @@ t.test("a task's page: a comment written there, a file attached and downloaded a
   const said = await s.post(`${url}/compose/Comment.taskId`, { body: 'First draft is up' });
   t.equal(said.statusCode, 303);
   t.match(section(main((await s.get(url)).body), 'related-Comment-taskId'), /First draft is up/);
+
+  // a comment has no page of its own: changed and deleted in place, by its author only
+  const comment = (await api('GET', `/api/pm/comments?taskId=${task.id}`)).items[0];
+  const edited = await s.post(`${url}/lines/Comment.taskId/${comment.id}`, { _version: String(comment.version), body: 'Second draft is up' });
+  t.equal(edited.statusCode, 303);
+  t.equal((await api('GET', `/api/pm/comments/${comment.id}`)).body, 'Second draft is up', 'edited');
+  // a member of the project who may comment, but not change what others wrote (an erp:pm:admin may)
+  const colleague = await ctx.user(tenant, { codes: ['erp:pm:view'] });
+  await api('POST', `/api/pm/projects/${project.id}/members`, { userId: colleague.id, role: 'member' });
+  const c = await session(colleague.email);
+  const current = await api('GET', `/api/pm/comments/${comment.id}`);
+  const theirs = await c.post(`${url}/lines/Comment.taskId/${comment.id}`, { _version: String(current.version), body: 'Not mine to change' });
+  t.ok(theirs.statusCode >= 400 && theirs.statusCode < 500, `another user's comment is refused (${theirs.statusCode})`);
+  t.match(section(main(theirs.body), 'related-Comment-taskId'), /class="line-errors"/, 'beside it');
+  t.equal((await api('GET', `/api/pm/comments/${comment.id}`)).body, 'Second draft is up');
+  const removed = await s.post(`${url}/lines/Comment.taskId/${comment.id}/delete`, { _version: String(current.version) });
+  t.equal(removed.statusCode, 303);
+  t.ok((await api('GET', `/api/pm/comments/${comment.id}`)).deletedAt, 'deleted by its author');
 
   const attachments = section(main(page.body), 'related-Attachment-taskId');
   const action = /<form class="upload" method="post" action="([^"]+)"/.exec(attachments)?.[1].replaceAll('&amp;', '&').replace('&#x3D;', '=');
