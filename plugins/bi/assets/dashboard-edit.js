@@ -13,7 +13,7 @@
   if (!state || !container || !dialog) return;
   const ENGLISH = {
     'dashboardScript.titleRequired': 'Give the widget a title.',
-    'dashboardScript.titleInvalid': 'The title {message}.',
+    'dashboardScript.titleInvalid': '{message}',
     'dashboardScript.renamed': 'Renamed to {title}.',
     'dashboardScript.renameRefused': 'You may not rename {title}: {detail}',
     'dashboardScript.renameFailed': '{title} was not renamed: {detail}',

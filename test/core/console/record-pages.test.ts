@@ -336,3 +336,23 @@ t.test("a record's history in words: who changed what, values as the page reads 
     'a user who may not read leads has no history of them',
   );
 });
+
+t.test("a page's script gets the API's problems in the user's words through the relay", async (t) => {
+  const s = await session();
+  await s.get('/crm/leads');
+  const res = await ctx.app.inject({
+    method: 'POST',
+    url: '/console/api/crm/leads',
+    payload: { title: 'x'.repeat(300), companyName: 'C', surprise: true },
+    headers: { cookie: s.cookieHeader, 'x-csrf-token': s.csrf, 'content-type': 'application/json' },
+  });
+  t.equal(res.statusCode, 400);
+  const problem = res.json();
+  t.equal(problem.code, 'VALIDATION_FAILED', 'the code as the API gave it');
+  t.notMatch(problem.title, /validation failed/i, 'the title a sentence');
+  t.ok(problem.errors.length >= 2);
+  for (const e of problem.errors) t.notMatch(e.message, /must |should /, `in words: ${e.message}`);
+  const ok = await ctx.app.inject({ method: 'GET', url: '/console/api/crm/leads?size=1', headers: { cookie: s.cookieHeader } });
+  t.equal(ok.statusCode, 200, 'an answer that is no problem passes unchanged');
+  t.ok(Array.isArray(ok.json().items));
+});
