@@ -43,15 +43,8 @@ export function registerLinePages(app: FastifyInstance, ui: ConsoleRenderer, lin
     return { page, entity, id, key, related, child, base, url: `${path}/${encodeURIComponent(id)}` };
   };
 
-  const answer = async (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    t: Awaited<ReturnType<typeof target>>,
-    res: { ok: boolean; status: number; body: unknown },
-    lineId: string | null,
-    form: FormData,
-    typed: string[] = [],
-  ) => {
+  type Target = Awaited<ReturnType<typeof target>>;
+  const answer = async (request: FastifyRequest, reply: FastifyReply, t: Target, res: { ok: boolean; status: number; body: unknown }, lineId: string | null, form: FormData, typed: string[] = []) => {
     if (res.ok && !typed.length) return reply.redirect(`${t.url}?notice=saved#related-${t.related.entity}-${t.related.field}`, 303);
     const record = await t.page.api.get<Row>(`${t.entity.path}/${encodeURIComponent(t.id)}`);
     if (!record.ok) return ui.render(reply, t.page, 'problem', { title: t.entity.label, problem: problemAlert(record.body as unknown as Problem, t.page.text), back: path }, record.status);
@@ -61,21 +54,24 @@ export function registerLinePages(app: FastifyInstance, ui: ConsoleRenderer, lin
     return ui.render(reply, t.page, 'detail', await lines.recordPage(t.page, t.entity, record.body, request.query as Record<string, string | undefined>, { lineErrors }), res.ok ? 400 : res.status);
   };
 
+  /** What the form itself refused (a number that is none): the page again, the messages beside the row. */
+  const refuse = (request: FastifyRequest, reply: FastifyReply, t: Target, lineId: string | null, form: FormData, errors: { message: string }[]) =>
+    answer(
+      request,
+      reply,
+      t,
+      { ok: true, status: 400, body: null },
+      lineId,
+      form,
+      errors.map((e) => e.message),
+    );
+
   app.post(`${path}/:id/compose/:key`, { preHandler: app.csrfProtection }, async (request, reply) => {
     const t = await target(request, reply, 'compose');
     const form = (request.body ?? {}) as FormData;
     const fields = t.child.fields.filter((f) => !f.readOnly && f.name !== t.related.field);
     const { body, errors } = bodyOf(fields, form, 'create', t.page.text);
-    if (errors.length)
-      return answer(
-        request,
-        reply,
-        t,
-        { ok: true, status: 400, body: null },
-        COMPOSED,
-        form,
-        errors.map((e) => e.message),
-      );
+    if (errors.length) return refuse(request, reply, t, COMPOSED, form, errors);
     return answer(request, reply, t, await t.page.api.call('POST', t.child.path!, { ...body, [t.related.field]: t.id }), COMPOSED, form);
   });
 
@@ -83,16 +79,7 @@ export function registerLinePages(app: FastifyInstance, ui: ConsoleRenderer, lin
     const t = await target(request, reply);
     const form = (request.body ?? {}) as FormData;
     const { body, errors } = bodyOf(lineFields(t.child, t.related), form, 'create', t.page.text);
-    if (errors.length)
-      return answer(
-        request,
-        reply,
-        t,
-        { ok: true, status: 400, body: null },
-        null,
-        form,
-        errors.map((e) => e.message),
-      );
+    if (errors.length) return refuse(request, reply, t, null, form, errors);
     // a row under the record's path takes the reference from it; one in its own collection names it
     return answer(request, reply, t, await t.page.api.call('POST', t.base, t.related.nested ? body : { ...body, [t.related.field]: t.id }), null, form);
   });
@@ -102,16 +89,7 @@ export function registerLinePages(app: FastifyInstance, ui: ConsoleRenderer, lin
     const { lineId } = request.params as { lineId: string };
     const form = (request.body ?? {}) as FormData;
     const { body, errors } = bodyOf(lineFields(t.child, t.related), form, 'update', t.page.text);
-    if (errors.length)
-      return answer(
-        request,
-        reply,
-        t,
-        { ok: true, status: 400, body: null },
-        lineId,
-        form,
-        errors.map((e) => e.message),
-      );
+    if (errors.length) return refuse(request, reply, t, lineId, form, errors);
     return answer(request, reply, t, await t.page.api.call('PATCH', `${t.base}/${encodeURIComponent(lineId)}`, body, ifMatch(form)), lineId, form);
   });
 
