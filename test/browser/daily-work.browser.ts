@@ -147,3 +147,22 @@ scenario('a reader is offered no conversion, no line editor and no upload', asyn
   await page.goto(`/crm/quotes/${quote.id}`);
   t.equal(await page.locator('tr.line-new').count(), 0, 'no line to add');
 });
+
+scenario('a report made with a project picked in its form, then run from its page', async (t, page, errors) => {
+  const project = await api('POST', '/api/pm/projects', { key: 'RPB', name: 'Report browser' });
+  await logIn(page, admin);
+  await page.goto('/ai/reports/new');
+  await page.getByLabel('Name').fill('Overdue in Report browser');
+  await page.locator('select[name="type"]').selectOption('overdue-tasks');
+  await page.locator('select[name="parameters:overdue-tasks.projectId"]').selectOption(project.id);
+  t.equal(await page.locator('textarea[name="parameters"]').count(), 0, 'no raw JSON for the parameters');
+  t.equal(await submit(page, page.getByRole('button', { name: 'Save' })), 200);
+  const report = (await api('GET', '/api/ai/reports?search=Overdue%20in%20Report')).items[0];
+  t.same(report.parameters?.projectId, project.id, 'the project chosen in the form is stored');
+  await page.getByRole('link', { name: 'Run', exact: true }).click();
+  await page.getByRole('button', { name: /Run now/ }).click();
+  await page.waitForURL(/\/ai\/reports\/history\/[0-9a-f-]+\?ran=1$/);
+  const runs = (await api('GET', `/api/ai/report-runs?reportId=${report.id}`)).items;
+  t.equal(runs.length, 1, 'it ran once');
+  t.same(errors, []);
+});
