@@ -14,7 +14,8 @@ import { parseManifest } from '../../core/manifest/loader.ts';
 import type { Manifest } from '../../core/manifest/format.ts';
 import { run } from '../../scripts/scaffold/cli.ts';
 import { member, scan } from '../../scripts/scaffold/json-edit.ts';
-import { build } from '../helper.ts';
+import { build, PASSWORD } from '../helper.ts';
+import { ConsoleSession } from '../support/console-session.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const FIXTURE = join(ROOT, 'test/fixtures/scaffold/catalog.spec.json');
@@ -546,6 +547,25 @@ t.test('end to end: a module with two related entities', async (t) => {
     for (const a of [drill, saw]) t.equal((await call(admin, 'assetsDeleteAsset', { id: a.json().id })).statusCode, 204);
     t.equal((await call(admin, 'assetsDeleteLocation', { id: locationId })).statusCode, 204);
     t.equal((await call(admin, 'assetsGetLocation', { id: locationId })).statusCode, 404);
+  });
+
+  t.test('its record pages list related rows with no page code of its own', async (t) => {
+    const ctx = await build(t, { config: { manifestsDir: join(root, 'manifests') } });
+    const tenant = await ctx.tenant();
+    const post = async (url: string, payload: object) => (await ctx.as(tenant.adminToken, { method: 'POST', url, payload })).json();
+    const meta = (await ctx.as(tenant.adminToken, { method: 'GET', url: '/api/meta' })).json();
+    const entity = meta.entities.find((e: { name: string }) => e.name === 'Location');
+    const assets = meta.entities.find((e: { name: string }) => e.name === 'Asset');
+    const location = await post(entity.path, { code: 'HQ-1', name: 'Head office' });
+    await post(assets.path, { tag: 'A-77', name: 'Forklift', locationId: location.id });
+    t.match(entity.related, [{ entity: 'Asset', field: 'locationId' }], "the location's assets, derived from the ref");
+    const s = new ConsoleSession(ctx.app);
+    t.equal((await s.login(tenant.id, tenant.adminEmail, PASSWORD)).statusCode, 303);
+    const path = meta.menu.find((m: { entity: string | null }) => m.entity === 'Location').path;
+    const page = await s.get(`${path}/${location.id}`);
+    t.equal(page.statusCode, 200);
+    t.match(page.body, /<section class="related" id="related-Asset-locationId"[\s\S]*?Forklift/, 'the page lists it');
+    t.match(page.body, new RegExp(`/new\\?locationId&#x3D;${location.id}`), 'with a New pre-filled');
   });
 
   t.test('its generated tests type-check and pass under npm test', async (t) => {
