@@ -14,6 +14,13 @@ interface Change {
   after?: unknown;
 }
 
+/** "Maria changed this Lead."; an action a module records beyond create, update, delete and convert reads as a change. */
+function sentenceOf(page: Page, action: string, values: Record<string, string>): string {
+  const key = `timeline.${action}`;
+  const text = page.text(key, values);
+  return text === key ? page.text('timeline.update', values) : text;
+}
+
 export async function timelineOf(page: Page, entity: MetaEntity, row: Row, opts: { url: string; pageNo: number }) {
   if (!entity.timeline) return null;
   const base = entity.timeline.replace('{id}', encodeURIComponent(row.id));
@@ -50,7 +57,7 @@ export async function timelineOf(page: Page, entity: MetaEntity, row: Row, opts:
       return {
         when: display({ type: 'datetime' } as MetaField, i.at, page.text),
         datetime: typeof i.at === 'string' ? i.at : '',
-        sentence: page.text(`timeline.${String(i.action)}`, { who, entity: entity.label }),
+        sentence: sentenceOf(page, String(i.action), { who, entity: entity.label }),
         changes,
       };
     }),

@@ -31,7 +31,7 @@ type Menu = { module: string; path: string; permission: string };
 
 t.test('an administrator sees every module, readable entity and menu entry', async (t) => {
   const res = await meta(tenant.adminToken);
-  t.equal(res.statusCode, 200, res.body);
+  t.equal(res.statusCode, 200, 'GET /api/meta answers');
   const body = res.json();
   t.same(
     body.modules.map((m: { id: string }) => m.id),
