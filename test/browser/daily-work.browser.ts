@@ -166,3 +166,16 @@ scenario('a report made with a project picked in its form, then run from its pag
   t.equal(runs.length, 1, 'it ran once');
   t.same(errors, []);
 });
+
+scenario('on a phone the page comes first and the menu is one tap away', async (t, page) => {
+  const customer = await api('POST', '/api/crm/customers', { name: 'Phone GmbH' });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await logIn(page, admin);
+  await page.goto(`/crm/customers/${customer.id}`);
+  const heading = await page.locator('main h1').boundingBox();
+  t.ok(heading && heading.y + heading.height < 844, `the heading is on the first screen (at ${Math.round(heading?.y ?? -1)} px)`);
+  await page.getByRole('link', { name: 'Menu' }).click();
+  t.ok(await page.locator('nav#menu').isVisible(), 'the menu link leads to the menu');
+  t.same(await axeViolations(page), [], 'no serious axe finding on a phone');
+  await screenshot(page, 'daily-phone-customer');
+});
