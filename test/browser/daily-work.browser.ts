@@ -28,7 +28,7 @@ scenario('a lead converted from its page lands on the new customer, which lists 
   await page.goto('/crm/leads');
   await page.locator('tr[data-href]', { hasText: 'Browser deal' }).locator('td').nth(1).click();
   await page.waitForURL(`**/crm/leads/${lead.id}`);
-  t.equal(await page.locator('.badge').textContent(), 'qualified', 'the status as a badge');
+  t.equal(await page.locator('.badge').textContent(), 'Qualified', 'the status as a badge, by its label');
   await page.getByRole('link', { name: 'Convert' }).click();
   await page.getByLabel('Name').nth(1).fill('Klick rollout');
   t.equal(await submit(page, page.getByRole('button', { name: 'Convert' })), 200);

@@ -83,7 +83,7 @@ t.test("a customer's page lists its contacts, opportunities, quotes and activiti
   const page = await s.get(`/crm/customers/${customer.id}`);
   t.equal(page.statusCode, 200);
   const html = main(page.body);
-  t.match(html, /<h1>Hub &amp; Co <span class="badge" data-value="active">active<\/span><\/h1>/, 'title and status badge');
+  t.match(html, /<h1>Hub &amp; Co <span class="badge" data-value="active">Active<\/span><\/h1>/, 'title and status badge, by its label');
   const contacts = section(html, 'related-Contact-customerId');
   t.match(contacts, /Contacts <span class="count">1<\/span>/);
   t.match(contacts, new RegExp(`<tr data-href="/crm/contacts/${contact.id}">`), 'a row opens on a click');
@@ -325,7 +325,7 @@ t.test("a record's history in words: who changed what, values as the page reads 
   const history = /<section class="timeline"[\s\S]*?<\/section>/.exec(page)?.[0] ?? '';
   t.match(history, /History <span class="count">2<\/span>/);
   t.match(history, /Admin changed this Lead\.[\s\S]*Admin created this Lead\./, 'the newest first, by the name of who did it');
-  t.match(history, /Status: new → contacted/);
+  t.match(history, /Status: New → Contacted/, 'values by their labels');
   t.match(history, /Estimated value: \(empty\) → 1200\.00 EUR/, 'money with its currency');
   t.notMatch(history, /entityId|"before"|\{/, 'no raw JSON');
 
