@@ -105,7 +105,7 @@ export function registerActionPages(app: FastifyInstance, ui: ConsoleRenderer, a
 }
 
 /** A secret shown this once, with a copy button and a warning. */
-const revealedData = (page: Page, title: string, secret: string, back: string) => ({ title, secret, warning: page.text('revealed.warning'), back });
+export const revealedData = (page: Page, title: string, secret: string, back: string) => ({ title, secret, warning: page.text('revealed.warning'), back });
 
 /** The console page of an API row URL (/api/crm/customers/<id> → /crm/customers/<id>), if the user has one. */
 function consolePathOf(page: Page, location: string): string | null {

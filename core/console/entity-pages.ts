@@ -16,7 +16,7 @@ import { columnsOf } from './columns.ts';
 import { cellOf } from './cells.ts';
 import { registerLinePages, type RecordPage } from './line-pages.ts';
 import { registerUploadPages } from './upload-pages.ts';
-import { registerActionPages } from './action-pages.ts';
+import { registerActionPages, revealedData } from './action-pages.ts';
 import type { RowPage } from './module-pages.ts';
 
 interface Entry {
@@ -123,12 +123,7 @@ export function registerEntityPages(app: FastifyInstance, entry: Entry, ui: Cons
       const secret = entity.createReveals ? res.body?.[entity.createReveals] : undefined;
       // a secret the answer holds this once (a new client's API key): shown now, never again
       if (res.ok && typeof secret === 'string')
-        return ui.render(reply, page, 'revealed', {
-          title: page.text('form.newTitle', named(entity)),
-          secret,
-          warning: page.text('revealed.warning'),
-          back: `${path}/${encodeURIComponent(res.body.id)}?notice=created`,
-        });
+        return ui.render(reply, page, 'revealed', revealedData(page, page.text('form.newTitle', named(entity)), secret, `${path}/${encodeURIComponent(res.body.id)}?notice=created`));
       if (res.ok) return reply.redirect(`${path}/${encodeURIComponent(res.body.id)}?notice=created`, 303);
       return ui.render(reply, page, 'form', await formData(page, entity, { mode: 'create', path, values: form, problem: problemOf(res.body) }), res.status);
     }

@@ -89,14 +89,8 @@ export interface FieldError {
   message: string;
 }
 
-const LABEL_FIELDS = ['name', 'title', 'label', 'subject', 'number', 'code', 'sku', 'key', 'email'];
-
-/** The field that names a row of the entity in a reference or a heading. */
-export function labelField(entity: MetaEntity): string | null {
-  if (entity.titleField) return entity.titleField;
-  const readable = entity.fields.filter((f) => !f.writeOnly && (f.type === 'string' || f.type === 'text'));
-  return LABEL_FIELDS.find((n) => readable.some((f) => f.name === n)) ?? entity.listColumns.find((c) => readable.some((f) => f.name === c)) ?? null;
-}
+/** The field that names a row of the entity in a reference or a heading (GET /api/meta derives it: http/meta-record.ts). */
+export const labelField = (entity: MetaEntity): string | null => entity.titleField;
 
 export function rowLabel(entity: MetaEntity, row: Row): string {
   const field = labelField(entity);

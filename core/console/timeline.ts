@@ -6,6 +6,7 @@
 import type { Page } from './shell.ts';
 import { display, type MetaEntity, type MetaField, type Row } from './fields.ts';
 import { referenceLabels } from './references.ts';
+import { cellOf } from './cells.ts';
 
 const SIZE = 10;
 
@@ -35,13 +36,8 @@ export async function timelineOf(page: Page, entity: MetaEntity, row: Row, opts:
     Object.entries((i.changes ?? {}) as Record<string, Change>).flatMap(([name, c]) => (refs.some((f) => f.name === name) ? [{ [name]: c.before }, { [name]: c.after }] : [])),
   );
   const labels = await referenceLabels(page, refs, pointed as Row[]);
-  const value = (f: MetaField, v: unknown) => {
-    if (v === null || v === undefined || v === '') return page.text('timeline.empty');
-    if (f.type === 'ref' && typeof v === 'string') return labels.get(v) ?? v;
-    // an amount in the row's currency, as its page shows it
-    const currency = f.currency && !f.currency.includes('.') ? row[f.currency] : undefined;
-    return typeof currency === 'string' ? `${display(f, v, page.text)} ${currency}` : display(f, v, page.text);
-  };
+  // a value as the record's page reads it (a reference by its label, money with its currency)
+  const value = (f: MetaField, v: unknown) => (v === null || v === undefined || v === '' ? page.text('timeline.empty') : cellOf(page, f, v, labels, row).text);
   const pages = Math.max(1, Math.ceil(total / SIZE));
   const at = (n: number) => `${opts.url}?p.timeline=${n}#timeline`;
   return {

@@ -102,26 +102,43 @@ export interface RecordPlan {
 
 const LABEL_FIELDS = ['name', 'title', 'label', 'subject', 'number', 'code', 'sku', 'key', 'email'];
 const WRITES = new Set(['POST', 'PUT', 'PATCH']);
+/** what follows a collection's path in a row's own route: `:<id>/<verb>` */
+const ROW_VERB = /^:[a-z][A-Za-z0-9]*\/[a-z][a-z0-9-]*$/;
+/** a row's route with `{id}` for its id parameter */
+const withIdSlot = (path: string) => path.replace(/\/:[a-z][A-Za-z0-9]*\//, '/{id}/');
+
+/** A custom route, the module declaring it and its schemas (the manifest's, else its handler's). */
+interface Custom {
+  module: LoadedModule;
+  route: CustomRoute;
+  schema: { body?: unknown; upload?: unknown; response?: Record<string, { mediaType?: string }> };
+}
 
 /** Per entity with generated routes: its related lists and actions, as the manifests declare them. */
 export function planRecords(kernel: Kernel): Map<string, RecordPlan> {
   const crud = kernel.modules.flatMap((module) => (module.manifest.routes ?? []).flatMap((route) => ('entity' in route ? [{ module, route }] : [])));
+  const customs: Custom[] = kernel.modules.flatMap((module) =>
+    (module.manifest.routes ?? []).flatMap((route) =>
+      'entity' in route ? [] : [{ module, route, schema: (route.schema ?? module.plugin?.handlers?.[route.handler]?.schema ?? {}) as Custom['schema'] }],
+    ),
+  );
+  const uploads = customs.filter((c) => c.route.method === 'POST' && c.schema.upload !== undefined).map((c) => c.route);
   const plans = new Map<string, RecordPlan>();
   for (const model of kernel.models.values()) {
     const own = crud.find((c) => c.route.entity === model.name && !c.route.path.includes(':'));
     plans.set(model.name, {
-      related: relatedOf(kernel, model, crud),
-      rowActions: own ? actionsOn(kernel, `${own.route.path}/:`, true) : [],
-      listActions: own ? actionsOn(kernel, `${own.route.path}/`, false) : [],
-      createReveals: own ? (customAt(kernel, 'POST', own.route.path)?.reveals ?? null) : null,
-      download: own ? downloadOf(kernel, own.route.path) : null,
+      related: relatedOf(kernel, model, crud, uploads),
+      rowActions: own ? actionsOn(customs, `${own.route.path}/:`, true) : [],
+      listActions: own ? actionsOn(customs, `${own.route.path}/`, false) : [],
+      createReveals: own ? (customs.find((c) => c.route.method === 'POST' && c.route.path === own.route.path)?.route.reveals ?? null) : null,
+      download: own ? downloadOf(customs, own.route.path) : null,
       timeline: timelineOf(model, crud),
     });
   }
   return plans;
 }
 
-function relatedOf(kernel: Kernel, parent: EntityModel, crud: { module: LoadedModule; route: CrudRoute }[]): RelatedPlan[] {
+function relatedOf(kernel: Kernel, parent: EntityModel, crud: { module: LoadedModule; route: CrudRoute }[], uploads: CustomRoute[]): RelatedPlan[] {
   const found: RelatedPlan[] = [];
   for (const child of kernel.models.values()) {
     for (const field of child.refs) {
@@ -133,7 +150,7 @@ function relatedOf(kernel: Kernel, parent: EntityModel, crud: { module: LoadedMo
       const filtered = routes.find((c) => !c.route.path.includes(':') && lists(c.route.operations) && field.filter);
       const path = nested ? nested.route.path.replace(`:${field.name}`, '{id}') : by[0] ? by[0].path.replace(`:${field.name}`, '{id}') : filtered ? `${filtered.route.path}?${field.name}={id}` : null;
       if (!path) continue;
-      const upload = uploadsOf(kernel).find((r) => r.access.subject === child.name && r.path.split('/').includes(`:${field.name}`));
+      const upload = uploads.find((r) => r.access.subject === child.name && r.path.split('/').includes(`:${field.name}`));
       found.push({ module: child.module, child, field, path, nested: nested !== undefined, upload: upload ? upload.path.replace(`:${field.name}`, '{id}') : null, label: null });
     }
   }
@@ -157,44 +174,26 @@ function timelineOf(model: EntityModel, crud: { route: CrudRoute }[]): RecordPla
 }
 
 /** The GET route of a row answering a file (its 200 names a media type), if the entity has one. */
-function downloadOf(kernel: Kernel, collection: string): string | null {
-  for (const m of kernel.modules)
-    for (const r of m.manifest.routes ?? []) {
-      if ('entity' in r || r.method !== 'GET' || !/^:[a-z][A-Za-z0-9]*\/[a-z][a-z0-9-]*$/.test(r.path.slice(collection.length + 1)) || !r.path.startsWith(`${collection}/`)) continue;
-      const ok = (schemaOf(m, r) as { response?: Record<string, { mediaType?: string }> }).response?.['200'];
-      if (ok?.mediaType) return r.path.replace(/\/:[a-z][A-Za-z0-9]*\//, '/{id}/');
-    }
-  return null;
+function downloadOf(customs: Custom[], collection: string): string | null {
+  const file = customs.find(
+    (c) => c.route.method === 'GET' && c.route.path.startsWith(`${collection}/`) && ROW_VERB.test(c.route.path.slice(collection.length + 1)) && c.schema.response?.['200']?.mediaType,
+  );
+  return file ? withIdSlot(file.route.path) : null;
 }
-
-/** Custom routes taking a file upload. */
-const uploadsOf = (kernel: Kernel) =>
-  kernel.modules.flatMap((m) => (m.manifest.routes ?? []).filter((r): r is CustomRoute => !('entity' in r) && r.method === 'POST' && schemaOf(m, r).upload !== undefined));
-
-const schemaOf = (module: LoadedModule, route: CustomRoute) => (route.schema ?? module.plugin?.handlers?.[route.handler]?.schema ?? {}) as { body?: unknown; upload?: unknown };
-
-/** The custom route of this method and path, if a module declares one (a create of its own). */
-const customAt = (kernel: Kernel, method: string, path: string) =>
-  kernel.modules.flatMap((m) => m.manifest.routes ?? []).find((r): r is CustomRoute => !('entity' in r) && r.method === method && r.path === path);
 
 const rank = (i: number) => (i === -1 ? Number.MAX_SAFE_INTEGER : i);
 
 /** Custom routes whose path is the prefix and one more segment (row: `:<id>/<verb>`), a user may call from a page. */
-function actionsOn(kernel: Kernel, prefix: string, row: boolean): ActionPlan[] {
-  const shape = row ? /^:[a-z][A-Za-z0-9]*\/[a-z][a-z0-9-]*$/ : /^[a-z][a-z0-9-]*$/;
-  const found: ActionPlan[] = [];
-  for (const module of kernel.modules) {
-    for (const route of module.manifest.routes ?? []) {
-      if ('entity' in route || route.auth || route.hidden || !route.path.startsWith(prefix)) continue;
-      const rest = row ? `:${route.path.slice(prefix.length)}` : route.path.slice(prefix.length);
-      const schema = schemaOf(module, route);
-      // an upload makes a row of a related list (RelatedPlan.upload)
-      if (!shape.test(rest) || !WRITES.has(route.method) || schema.upload !== undefined) continue;
-      const path = row ? route.path.replace(/\/:[a-z][A-Za-z0-9]*\//, '/{id}/') : route.path;
-      found.push({ module: module.manifest.id, route, path, body: schema.body ? (JSON.parse(JSON.stringify(schema.body)) as Record<string, unknown>) : null });
-    }
-  }
-  return found;
+function actionsOn(customs: Custom[], prefix: string, row: boolean): ActionPlan[] {
+  const shape = row ? ROW_VERB : /^[a-z][a-z0-9-]*$/;
+  return customs.flatMap(({ module, route, schema }) => {
+    if (route.auth || route.hidden || !route.path.startsWith(prefix)) return [];
+    const rest = row ? `:${route.path.slice(prefix.length)}` : route.path.slice(prefix.length);
+    // an upload makes a row of a related list (RelatedPlan.upload)
+    if (!shape.test(rest) || !WRITES.has(route.method) || schema.upload !== undefined) return [];
+    const body = schema.body ? (JSON.parse(JSON.stringify(schema.body)) as Record<string, unknown>) : null;
+    return [{ module: module.manifest.id, route, path: row ? withIdSlot(route.path) : route.path, body }];
+  });
 }
 
 /** The record-page members of GET /api/meta for this caller. */
